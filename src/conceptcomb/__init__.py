@@ -1,0 +1,8 @@
+"""conceptcomb: concept benchmarks as lm-evaluation-harness and Inspect tasks.
+
+Layout: one folder per benchmark (``ccpt/``: data, prompts, metrics, scoring, the Inspect
+tasks, the lm-eval hooks and their ``task_yaml/``); ``scorers/`` holds the judges shared by
+benchmarks; ``common/`` the pinned-data loader and answer parsing.
+"""
+
+__version__ = "0.1.0"

@@ -1,0 +1,127 @@
+"""Reading a CCPT answer out of a model reply, per task."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from conceptcomb.ccpt.data import PROPERTY_TYPES
+from conceptcomb.ccpt.tasks import NPC_EMERGENT, TYPE_PREDICTION
+from conceptcomb.common.answers import find_answer, find_value
+
+# Function words dropped when the modifier has to be read off the noun phrase.
+_FUNCTION_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "from",
+        "with",
+        "without",
+        "by",
+        "as",
+        "into",
+        "onto",
+        "over",
+        "under",
+        "about",
+        "and",
+        "or",
+        "but",
+        "nor",
+        "than",
+        "like",
+        "near",
+        "behind",
+        "beside",
+        "after",
+        "before",
+        "during",
+        "through",
+        "his",
+        "her",
+        "its",
+        "their",
+        "our",
+        "my",
+        "your",
+        "this",
+        "that",
+        "these",
+        "those",
+        "some",
+        "any",
+        "no",
+    ]
+)
+_PARENTHESES = re.compile(r"\([^)]*\)")
+_TYPE_ALIASES = {"other": "others", "cancelled": "canceled", "components": "component"}
+
+
+@dataclass(frozen=True)
+class ParsedAnswer:
+    """The answer fields, and whether they came in the requested dictionary format."""
+
+    fields: dict[str, str]
+    in_dict: bool = True
+
+
+def parse_property(reply: str) -> ParsedAnswer | None:
+    found = find_value(reply, "property")
+    return ParsedAnswer({"property": found[0]}, found[1]) if found else None
+
+
+def parse_property_type(reply: str) -> ParsedAnswer | None:
+    """One of emergent/component/canceled/others, tolerating "Emergent property" etc."""
+    found = find_value(reply, "property_type")
+    if not found:
+        return None
+    words = re.findall(r"[a-z]+", found[0])
+    label = _TYPE_ALIASES.get(words[0], words[0]) if words else ""
+    return ParsedAnswer({"property_type": label}, found[1]) if label in PROPERTY_TYPES else None
+
+
+def modifier_of(noun_phrase: str, head: str) -> str:
+    """The modifier words of ``noun_phrase``: what is left without the head and function words.
+
+    Used when a completion names no usable modifier. The authors do this with spaCy
+    (content-word lemmas); we keep surface forms to stay dependency-free.
+    """
+    head_forms = {head.lower(), head.lower() + "s", head.lower() + "es"}
+    words = re.findall(r"[a-z][a-z'-]*", _PARENTHESES.sub(" ", noun_phrase.lower()))
+    kept = [word for word in words if word not in head_forms and word not in _FUNCTION_WORDS]
+    return " ".join(kept)
+
+
+def parse_completion(reply: str, head: str) -> ParsedAnswer | None:
+    """Noun phrase and modifier of a noun-phrase completion, or None if unusable."""
+    answer = find_answer(reply, ["combination"], optional=["modifier"])
+    if answer:
+        combination, modifier, in_dict = answer["combination"], answer.get("modifier", ""), True
+    else:
+        found = find_value(reply, "combination")
+        if not found:
+            return None
+        combination, modifier, in_dict = found[0], "", False
+    if not modifier or modifier == head.lower():
+        # Named no modifier, or the head itself: read it off the phrase where possible
+        # ("an eye for an eye" keeps "eye": there is nothing else to read).
+        modifier = modifier_of(combination, head) or modifier
+    if not modifier:
+        return None
+    return ParsedAnswer({"combination": combination, "modifier": modifier}, in_dict)
+
+
+def parse_answer(kind: str, reply: str, head: str = "") -> ParsedAnswer | None:
+    """The answer of a reply for this task kind, or None for a format failure."""
+    if kind == TYPE_PREDICTION:
+        return parse_property_type(reply)
+    if kind == NPC_EMERGENT:
+        return parse_completion(reply, head)
+    return parse_property(reply)

@@ -1,0 +1,96 @@
+"""Inspect adapter for judges: the ``grader`` model role as a `Judge`, and a session per loop.
+
+With ``--model-role grader=openai/gpt-4o`` (or any Inspect model) the grader answers the
+relevance questions; otherwise the task's ``judge*`` options pick one of our judges. Either
+way ratings go through the same `RatingSession` (dedup, disk cache) as in lm-eval.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import sys
+from typing import Any
+
+from inspect_ai.model import GenerateConfig, Model, model_roles
+
+from conceptcomb.scorers.judge_cache import JudgeCache
+from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.scorers.judges import Judge, JudgeReply, build_judge, shorten
+from conceptcomb.scorers.rating import JudgeUsage, RatingSession, open_cache
+from conceptcomb.scorers.relevance import parse_relevance
+
+GRADER_ROLE = "grader"
+
+
+class InspectModelJudge(Judge):
+    """An Inspect model answering the judge prompt at temperature 0."""
+
+    def __init__(self, model: Model, settings: JudgeSettings) -> None:
+        self.model = model
+        self.settings = settings
+        base_url = getattr(model.api, "base_url", None) or ""
+        self.identity = (
+            f"inspect|{model}|{base_url}|temperature=0|max_tokens={settings.judge_max_tokens}"
+        )
+        self._config = GenerateConfig(temperature=0.0, max_tokens=settings.judge_max_tokens)
+
+    async def ask(self, prompt: str) -> JudgeReply:
+        reply = JudgeReply(rating=None)
+        for _ in range(1 + self.settings.judge_format_retries):
+            try:
+                output = await self.model.generate(prompt, config=self._config)
+            except Exception as err:  # Inspect already retried transport errors
+                reply.requests += 1
+                reply.error = f"{type(err).__name__}: {shorten(str(err))}"
+                return reply
+            reply.requests += 1
+            if output.usage is not None:
+                reply.input_tokens += output.usage.input_tokens
+                reply.output_tokens += output.usage.output_tokens
+            reply.reply = output.completion
+            rating = parse_relevance(reply.reply)
+            if rating is not None:
+                reply.rating, reply.error = float(rating), None
+                return reply
+            reply.error = f"malformed judge answer: {shorten(reply.reply)!r}"
+        return reply
+
+
+class InspectSessions:
+    """One `RatingSession` per event loop for a scorer, created on first use."""
+
+    def __init__(self, settings: JudgeSettings) -> None:
+        self.settings = settings
+        self._sessions: dict[int, RatingSession] = {}
+        self._cache: JudgeCache | None = None
+        self._usage: list[tuple[str, JudgeUsage]] = []
+        atexit.register(self._report)
+
+    def _judge(self) -> Judge | None:
+        grader: Any = model_roles().get(GRADER_ROLE)
+        if isinstance(grader, list):
+            grader = grader[0] if grader else None
+        if grader is not None:
+            return InspectModelJudge(grader, self.settings)
+        if not self.settings.enabled:
+            return None
+        self.settings.check_credentials()
+        return build_judge(self.settings)
+
+    def session(self) -> RatingSession | None:
+        loop_id = id(asyncio.get_running_loop())
+        if loop_id not in self._sessions:
+            judge = self._judge()
+            if judge is None:
+                return None
+            if self._cache is None:
+                self._cache = open_cache(self.settings)
+            session = RatingSession(judge, self._cache, self.settings.judge_concurrency)
+            self._sessions[loop_id] = session
+            self._usage.append((judge.identity, session.usage))
+        return self._sessions[loop_id]
+
+    def _report(self) -> None:
+        for identity, usage in self._usage:
+            print(f"[conceptcomb] {usage.summary(identity)}", file=sys.stderr)

@@ -1,0 +1,76 @@
+"""On-disk cache of judge ratings, keyed by judge identity and exact prompt.
+
+SQLite in WAL mode: several processes (two lm-eval runs, a rescoring job) can read and
+write the same cache at once without corrupting it, and each rating is committed as soon
+as it arrives, so a run killed halfway re-asks nothing it had already been answered.
+Only successful ratings are stored: a failure is asked again next time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from conceptcomb.common.datafiles import cache_root
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS ratings (
+    key TEXT PRIMARY KEY,
+    judge TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    rating REAL NOT NULL,
+    reply TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+def default_cache_path() -> Path:
+    return cache_root() / "judge_cache.sqlite"
+
+
+def cache_key(judge_identity: str, prompt: str) -> str:
+    return hashlib.sha256(f"{judge_identity}\x00{prompt}".encode()).hexdigest()
+
+
+class JudgeCache:
+    """Thread-safe, process-safe store of (judge, prompt) -> rating."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path else default_cache_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+        with self._lock:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute(_SCHEMA)
+            self._conn.commit()
+
+    def get(self, judge_identity: str, prompt: str) -> tuple[float, str] | None:
+        key = cache_key(judge_identity, prompt)
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT rating, reply FROM ratings WHERE key = ?", (key,)
+            ).fetchone()
+        return (float(row[0]), str(row[1])) if row else None
+
+    def put(self, judge_identity: str, prompt: str, rating: float, reply: str) -> None:
+        key = cache_key(judge_identity, prompt)
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO ratings VALUES (?, ?, ?, ?, ?, ?)",
+                (key, judge_identity, prompt, rating, reply, time.time()),
+            )
+            self._conn.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM ratings").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

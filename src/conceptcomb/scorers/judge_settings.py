@@ -1,0 +1,130 @@
+"""Which judge to use, from task options or the environment, validated up front.
+
+The same option names work everywhere:
+
+========================  ===================================  =============================
+option                    environment variable                 meaning
+========================  ===================================  =============================
+``judge``                 ``CONCEPTCOMB_JUDGE``                ``openai`` (any OpenAI-compatible
+                                                               endpoint, default), ``local``
+                                                               (transformers, offline) or ``off``
+``judge_model``           ``CONCEPTCOMB_JUDGE_MODEL``          model name (default ``gpt-4o``, the
+                                                               paper's) or local model path
+``judge_base_url``        ``CONCEPTCOMB_JUDGE_BASE_URL``       endpoint, e.g. a vLLM server
+``judge_api_key_env``     ``CONCEPTCOMB_JUDGE_API_KEY_ENV``    NAME of the variable with the key
+``judge_concurrency``     ``CONCEPTCOMB_JUDGE_CONCURRENCY``    requests in flight (default 16)
+``judge_max_retries``     ``CONCEPTCOMB_JUDGE_MAX_RETRIES``    retries of 429/5xx/timeouts (5)
+``judge_format_retries``  ``CONCEPTCOMB_JUDGE_FORMAT_RETRIES`` re-asks of a malformed answer (3)
+``judge_timeout``         ``CONCEPTCOMB_JUDGE_TIMEOUT``        seconds per request (60)
+``judge_cache``           ``CONCEPTCOMB_JUDGE_CACHE``          cache file, or ``off``
+========================  ===================================  =============================
+
+In lm-eval pass them with ``--metadata '{"judge": "local"}'``; in Inspect with
+``-T judge=local``. The key itself is only ever read from the named variable, when the
+client is built: it is not part of the settings, the cache key or any log.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from conceptcomb.common.errors import ConfigError
+
+JUDGE_KINDS = ("openai", "local", "off")
+PAPER_JUDGE_MODEL = "gpt-4o"
+_ENV_PREFIX = "CONCEPTCOMB_"
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    judge: str = "openai"
+    judge_model: str | None = None
+    judge_base_url: str | None = None
+    judge_api_key_env: str = "OPENAI_API_KEY"
+    judge_concurrency: int = 16
+    judge_max_retries: int = 5
+    judge_format_retries: int = 3
+    judge_timeout: float = 60.0
+    judge_max_tokens: int = 1024
+    judge_cache: str | None = None
+
+    @classmethod
+    def option_names(cls) -> tuple[str, ...]:
+        return tuple(field.name for field in fields(cls))
+
+    @classmethod
+    def resolve(cls, options: Mapping[str, Any] | None = None) -> JudgeSettings:
+        """Explicit options win over ``CONCEPTCOMB_JUDGE*`` variables, which win over defaults."""
+        options = dict(options or {})
+        values: dict[str, Any] = {}
+        for field in fields(cls):
+            env_value = os.environ.get(_ENV_PREFIX + field.name.upper())
+            raw = options.get(field.name)
+            if raw is None or raw == "":
+                raw = env_value
+            if raw is None or raw == "":
+                continue
+            values[field.name] = _coerce(field.name, field.type, raw)
+        settings = replace(cls(), **values)
+        settings.check()
+        return settings
+
+    def check(self) -> None:
+        if self.judge not in JUDGE_KINDS:
+            raise ConfigError(
+                f"judge={self.judge!r} is not a judge we know: use one of {', '.join(JUDGE_KINDS)} "
+                "(option 'judge' or CONCEPTCOMB_JUDGE)."
+            )
+        if not _ENV_NAME.match(self.judge_api_key_env):
+            raise ConfigError(
+                "judge_api_key_env must be the NAME of an environment variable that holds the "
+                "key (for example OPENAI_API_KEY), not the key itself."
+            )
+        if self.judge_concurrency < 1:
+            raise ConfigError("judge_concurrency must be at least 1.")
+        if min(self.judge_max_retries, self.judge_format_retries) < 0:
+            raise ConfigError("judge_max_retries and judge_format_retries cannot be negative.")
+
+    def check_credentials(self) -> None:
+        """Fail before any generation if the judge cannot be reached for lack of a key."""
+        if self.judge != "openai" or self.judge_base_url:
+            return
+        if not os.environ.get(self.judge_api_key_env):
+            raise ConfigError(
+                f"The judge is OpenAI's {self.model_name} (the paper's judge) but "
+                f"${self.judge_api_key_env} is not set. Set it, or choose another judge: "
+                "an OpenAI-compatible server with judge_base_url=http://host:port/v1 "
+                "(and judge_model=NAME), the offline judge with judge=local, or no judging "
+                'with judge=off. lm-eval: --metadata \'{"judge": "local"}\'; '
+                "Inspect: -T judge=local or --model-role grader=MODEL."
+            )
+
+    @property
+    def model_name(self) -> str:
+        if self.judge_model:
+            return self.judge_model
+        return PAPER_JUDGE_MODEL if self.judge == "openai" else "packaged SmolLM2-135M-Instruct"
+
+    @property
+    def enabled(self) -> bool:
+        return self.judge != "off"
+
+
+def _coerce(name: str, annotation: Any, raw: Any) -> Any:
+    text = str(raw).strip()
+    kind = str(annotation)
+    try:
+        if kind.startswith("int"):
+            return int(text)
+        if kind.startswith("float"):
+            return float(text)
+    except ValueError as err:
+        raise ConfigError(f"{name}={text!r} is not a number.") from err
+    if name == "judge":
+        return text.lower()
+    return text

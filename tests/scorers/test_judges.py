@@ -1,0 +1,184 @@
+"""Judges over a real loopback HTTP server: retries, failures, dedup, cache, no key leaks."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conceptcomb.common.errors import ConfigError
+from conceptcomb.scorers.judge_cache import JudgeCache
+from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.scorers.judges import OpenAIJudge
+from conceptcomb.scorers.rating import rate_prompts
+from conceptcomb.scorers.relevance import relevance_prompt
+from conceptcomb.testing.judge_server import Faults, LoopbackServer, deterministic_rating
+
+PAIRS = [(f"concept {i}", f"property {i % 7}") for i in range(60)]
+PROMPTS = [relevance_prompt(c, p) for c, p in PAIRS]
+
+
+def settings_for(server: LoopbackServer, **extra) -> JudgeSettings:
+    return JudgeSettings.resolve(
+        {"judge": "openai", "judge_base_url": server.base_url, "judge_model": "gpt-4o", **extra}
+    )
+
+
+def test_ratings_come_from_the_server(judge_server: LoopbackServer, fresh_cache: Path) -> None:
+    replies, usage, _ = rate_prompts(settings_for(judge_server), PROMPTS)
+    for (concept, prop), prompt in zip(PAIRS, PROMPTS, strict=True):
+        assert replies[prompt].rating == deterministic_rating(concept.capitalize(), prop)
+    assert usage.requests == judge_server.stats.requests == len(PROMPTS)
+    assert usage.input_tokens > 0 and usage.output_tokens > 0
+
+
+def test_duplicates_are_asked_once(judge_server: LoopbackServer, fresh_cache: Path) -> None:
+    _, usage, _ = rate_prompts(settings_for(judge_server), PROMPTS * 3)
+    assert judge_server.stats.requests == len(PROMPTS)
+    assert usage.deduplicated == 2 * len(PROMPTS)
+
+
+def test_second_run_is_served_by_the_cache(judge_server: LoopbackServer, fresh_cache: Path):
+    settings = settings_for(judge_server)
+    first, _, _ = rate_prompts(settings, PROMPTS)
+    again, usage, _ = rate_prompts(settings, PROMPTS)
+    assert judge_server.stats.requests == len(PROMPTS)
+    assert usage.cache_hits == len(PROMPTS) and usage.requests == 0
+    assert {p: r.rating for p, r in again.items()} == {p: r.rating for p, r in first.items()}
+
+
+def test_transient_faults_are_retried_to_the_same_ratings(fresh_cache: Path) -> None:
+    faults = Faults(rate_limited=0.04, server_error=0.04, stalled=0.02, stall_seconds=3.0)
+    with LoopbackServer() as clean:
+        expected, _, _ = rate_prompts(settings_for(clean, judge_cache="off"), PROMPTS)
+    with LoopbackServer(faults=faults) as faulty:
+        settings = settings_for(faulty, judge_cache="off", judge_timeout="1")
+        replies, usage, _ = rate_prompts(settings, PROMPTS)
+        assert faulty.stats.faults > 0
+    assert usage.failures == 0
+    assert {p: r.rating for p, r in replies.items()} == {p: r.rating for p, r in expected.items()}
+
+
+def test_garbage_answers_are_failures_not_ratings(fresh_cache: Path) -> None:
+    faults = Faults(garbage_pairs=frozenset({"concept 3"}))
+    with LoopbackServer(faults=faults) as server:
+        replies, usage, _ = rate_prompts(settings_for(server, judge_format_retries="2"), PROMPTS)
+        garbage = replies[relevance_prompt("concept 3", "property 3")]
+        assert garbage.rating is None and "malformed judge answer" in (garbage.error or "")
+        assert server.stats.attempts[relevance_prompt("concept 3", "property 3")] == 3
+        identity = OpenAIJudge(settings_for(server)).identity
+    assert usage.failures == 1
+    # Failures are not cached, so the next run asks again; successes are.
+    cache = JudgeCache()
+    assert cache.get(identity, relevance_prompt("concept 3", "property 3")) is None
+    assert cache.get(identity, PROMPTS[4]) is not None
+
+
+def test_unreachable_server_is_a_counted_failure(fresh_cache: Path) -> None:
+    settings = JudgeSettings.resolve(
+        {"judge_base_url": "http://127.0.0.1:9/v1", "judge_max_retries": "1", "judge_timeout": "2"}
+    )
+    replies, usage, _ = rate_prompts(settings, PROMPTS[:2])
+    assert usage.failures == 2
+    assert all(not reply.ok and "Connection" in (reply.error or "") for reply in replies.values())
+
+
+def test_api_key_is_read_from_the_named_variable_and_never_stored(
+    judge_server: LoopbackServer, fresh_cache: Path, monkeypatch, caplog
+) -> None:
+    secret = "sk-test-" + "9" * 40
+    monkeypatch.setenv("MY_JUDGE_KEY", secret)
+    settings = settings_for(judge_server, judge_api_key_env="MY_JUDGE_KEY")
+    with caplog.at_level("DEBUG"):
+        _, usage, identity = rate_prompts(settings, PROMPTS[:5])
+    assert secret not in identity and secret not in repr(settings) and secret not in caplog.text
+    assert secret not in usage.summary(identity)
+    database = fresh_cache / "judge_cache.sqlite"
+    dump = "\n".join(sqlite3.connect(database).iterdump())
+    assert secret not in dump
+
+
+def test_missing_key_for_openai_fails_before_running(monkeypatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    settings = JudgeSettings.resolve({})
+    with pytest.raises(ConfigError, match=r"\$OPENAI_API_KEY is not set.*judge=local"):
+        settings.check_credentials()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"judge": "gpt4"}, "is not a judge we know"),
+        ({"judge_api_key_env": "sk-abc-123"}, "NAME of an environment variable"),
+        ({"judge_concurrency": "zero"}, "judge_concurrency='zero' is not a number"),
+        ({"judge_concurrency": "0"}, "at least 1"),
+    ],
+)
+def test_bad_options_are_named(options: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        JudgeSettings.resolve(options)
+
+
+def test_environment_supplies_defaults(monkeypatch) -> None:
+    monkeypatch.setenv("CONCEPTCOMB_JUDGE", "LOCAL")
+    monkeypatch.setenv("CONCEPTCOMB_JUDGE_CONCURRENCY", "4")
+    settings = JudgeSettings.resolve({"judge_concurrency": 2})
+    assert (settings.judge, settings.judge_concurrency) == ("local", 2)
+
+
+def _hammer(path: str, worker: int) -> None:
+    cache = JudgeCache(path)
+    for i in range(200):
+        cache.put("judge", f"prompt {i}", float(1 + (i + worker) % 10), f"w{worker}")
+        cache.get("judge", f"prompt {(i * 7) % 200}")
+    cache.close()
+
+
+def test_cache_survives_concurrent_processes(tmp_path: Path) -> None:
+    path = str(tmp_path / "shared.sqlite")
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=_hammer, args=(path, w)) for w in range(4)]
+    for process in workers:
+        process.start()
+    for process in workers:
+        process.join(120)
+        assert process.exitcode == 0
+    cache = JudgeCache(path)
+    assert len(cache) == 200
+    assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_concurrency_is_bounded(fresh_cache: Path) -> None:
+    with LoopbackServer(latency=0.05) as server:
+        settings = settings_for(server, judge_concurrency="4", judge_cache="off")
+        in_flight = {"now": 0, "max": 0}
+        original = OpenAIJudge.ask
+
+        async def counting(self, prompt):
+            in_flight["now"] += 1
+            in_flight["max"] = max(in_flight["max"], in_flight["now"])
+            try:
+                return await original(self, prompt)
+            finally:
+                in_flight["now"] -= 1
+
+        OpenAIJudge.ask = counting  # type: ignore[method-assign]
+        try:
+            rate_prompts(settings, PROMPTS[:20])
+        finally:
+            OpenAIJudge.ask = original  # type: ignore[method-assign]
+    assert in_flight["max"] == 4
+
+
+def test_running_inside_an_event_loop() -> None:
+    """lm-eval filters are sync but may be called under a running loop (notebooks)."""
+
+    async def inside(server: LoopbackServer) -> int:
+        replies, _, _ = rate_prompts(settings_for(server, judge_cache="off"), PROMPTS[:3])
+        return len(replies)
+
+    with LoopbackServer() as server:
+        assert asyncio.run(inside(server)) == 3

@@ -1,0 +1,44 @@
+"""The `conceptcomb` command: the README's main job and the data helpers."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conceptcomb.cli import main
+from tests.conftest import SHARED_DATA
+
+
+def test_data_verify_on_the_shared_folder(capsys) -> None:
+    assert main(["data", "verify", "ccpt", "--data-dir", str(SHARED_DATA)]) == 0
+    out = capsys.readouterr().out
+    assert "ok  tp_test.csv" in out and "match their sha256" in out
+
+
+def test_data_errors_are_one_line(tmp_path: Path, capsys) -> None:
+    assert main(["data", "verify", "ccpt", "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("conceptcomb: error: ") and "is not in" in err
+
+
+def test_tasks_path_holds_the_yaml(capsys) -> None:
+    main(["tasks-path"])
+    folder = Path(capsys.readouterr().out.strip())
+    assert (folder / "ccpt" / "task_yaml" / "ccpt_pi_emergent.yaml").is_file()
+
+
+@pytest.mark.slow
+def test_demo_runs_offline_with_the_local_judge(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "conceptcomb.cli", "demo", "--limit", "2",
+               "--max-gen-toks", "32", "--output-path", str(tmp_path)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Running: lm_eval --model hf" in done.stdout
+    assert '"judge": "local"' in done.stdout
+    for metric in ("E", "R_HMP", "R_NP", "format_failures"):
+        assert re.search(rf"\|\s*judged\s*\|\s*0\s*\|{metric}\s*\|", done.stdout), metric
+    assert "judge usage [packaged SmolLM2-135M-Instruct]" in done.stdout

@@ -1,0 +1,102 @@
+"""The user contract, tried as a new user would: `pip install .` then the two frameworks.
+
+A fresh virtual environment gets this project's wheel (not an editable install) and its
+own copy of lm-eval, borrowing the heavy dependencies from the test environment.
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def fresh_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("fresh")
+    wheels = root / "wheels"
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(wheels), str(REPO)]
+    subprocess.run(build, check=True, capture_output=True, timeout=600)
+    env_dir = root / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    # Borrow torch, transformers, inspect... from this environment, after the venv's own
+    # packages on sys.path (a .pth file of plain paths: the editable install is not seen).
+    child_site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    Path(child_site, "borrowed.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    import lm_eval
+
+    install = [
+        str(python),
+        "-m",
+        "pip",
+        "install",
+        "--no-deps",
+        "--force-reinstall",
+        "-q",
+        f"lm-eval=={lm_eval.__version__}",
+        *map(str, wheels.glob("conceptcomb-*.whl")),
+    ]
+    subprocess.run(install, check=True, capture_output=True, timeout=600)
+    return env_dir / "bin"
+
+
+def run(bin_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run(args, capture_output=True, text=True, timeout=600, env=env, cwd=cwd)
+
+
+def test_wheel_puts_the_tasks_where_lm_eval_finds_them(fresh_env: Path, tmp_path: Path) -> None:
+    done = run(fresh_env, "python", "-c",
+               "import conceptcomb, lm_eval; print(conceptcomb.__file__, lm_eval.__file__)",
+               cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ours, theirs = done.stdout.split()
+    assert ours.startswith(str(fresh_env.parent)) and theirs.startswith(str(fresh_env.parent))
+    listing = run(fresh_env, "lm_eval", "ls", "tasks", cwd=tmp_path)
+    assert listing.returncode == 0, listing.stderr[-2000:]
+    for name in ("ccpt_pi_emergent", "ccpt_pi_canceled", "ccpt_npc_emergent", "ccpt_tp", "ccpt"):
+        assert name in listing.stdout
+
+
+def test_inspect_finds_the_tasks_by_entry_point(fresh_env: Path, tmp_path: Path) -> None:
+    done = run(
+        fresh_env,
+        "inspect",
+        "eval",
+        "conceptcomb/ccpt_tp",
+        "--model",
+        "mockllm/model",
+        "--limit",
+        "4",
+        "--log-dir",
+        str(tmp_path),
+        "--display",
+        "plain",
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "accuracy" in done.stdout
+
+
+def test_entry_point_for_newer_lm_eval(fresh_env: Path, tmp_path: Path) -> None:
+    code = (
+        "from importlib.metadata import entry_points as e;"
+        "print([x.value for x in e(group='lm_eval.tasks') if x.name == 'conceptcomb'])"
+    )
+    done = run(fresh_env, "python", "-c", code, cwd=tmp_path)
+    assert done.stdout.strip() == "['conceptcomb']"
