@@ -41,4 +41,4 @@ def test_demo_runs_offline_with_the_local_judge(tmp_path: Path) -> None:
     assert '"judge": "local"' in done.stdout
     for metric in ("E", "R_HMP", "R_NP", "format_failures"):
         assert re.search(rf"\|\s*judged\s*\|\s*0\s*\|{metric}\s*\|", done.stdout), metric
-    assert "judge usage [packaged SmolLM2-135M-Instruct]" in done.stdout
+    assert "judge usage [local-expected-rating|" in done.stdout

@@ -21,6 +21,7 @@ from conceptcomb.ccpt.data import CCPT_DATASET
 from conceptcomb.ccpt.tasks import all_specs
 from conceptcomb.common.datafiles import PinnedDataset, resolve_files
 from conceptcomb.common.errors import ConceptcombError
+from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.judges import packaged_smollm2_gguf
 
 DATASETS: dict[str, PinnedDataset] = {CCPT_DATASET.key: CCPT_DATASET}
@@ -88,6 +89,68 @@ def run_data(args: argparse.Namespace) -> int:
     return 0
 
 
+def add_judge_options(parser: argparse.ArgumentParser) -> None:
+    """``--judge-*`` flags; unset ones fall back to CONCEPTCOMB_JUDGE* and the defaults."""
+    group = parser.add_argument_group("judge (default: the paper's gpt-4o at OpenAI)")
+    group.add_argument("--judge", choices=["openai", "local", "off"])
+    group.add_argument("--judge-model", help="model name, or a local model path for --judge local")
+    group.add_argument("--judge-base-url", help="OpenAI-compatible endpoint, e.g. a vLLM server")
+    group.add_argument("--judge-api-key-env", help="NAME of the variable holding the API key")
+    group.add_argument("--judge-concurrency", type=int, help="requests in flight (16)")
+    group.add_argument("--judge-max-retries", type=int, help="retries of 429/5xx/timeouts (5)")
+    group.add_argument("--judge-format-retries", type=int, help="re-asks of malformed answers (3)")
+    group.add_argument("--judge-timeout", type=float, help="seconds per request (60)")
+    group.add_argument("--judge-cache", help="cache file, or 'off'")
+
+
+def judge_settings(args: argparse.Namespace) -> JudgeSettings:
+    options = {name: getattr(args, name, None) for name in JudgeSettings.option_names()}
+    return JudgeSettings.resolve(options)
+
+
+def rescorer(task: str):
+    """The rescoring function of the benchmark a task name belongs to."""
+    if task.startswith("ccpt_"):
+        from conceptcomb.ccpt.rescore import rescore
+
+        return rescore
+    known = ", ".join(spec.name for spec in all_specs())
+    raise ConceptcombError(f"{task}: `conceptcomb score` knows these tasks: {known}.")
+
+
+def run_score(args: argparse.Namespace) -> int:
+    report = rescorer(args.task)(
+        args.task, Path(args.predictions), judge_settings(args), args.samples_output
+    )
+    print(report.table())
+    if report.usage:
+        print(f"[conceptcomb] {_usage_line(report.usage)}")
+    for note in report.notes:
+        print(f"note: {note}")
+    if args.output:
+        report.write(Path(args.output))
+        print(f"results written to {args.output}")
+    return 0
+
+
+def _usage_line(usage: dict) -> str:
+    from conceptcomb.scorers.rating import JudgeUsage
+
+    return JudgeUsage(**usage).summary()
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    from conceptcomb.ccpt.calibration import calibrate
+
+    report = calibrate(judge_settings(args), args.n, args.seed, args.data_dir)
+    print(report.table())
+    print(f"[conceptcomb] {report.usage.summary()}")
+    if args.output:
+        Path(args.output).write_text(json.dumps(report.to_json(), indent=2) + "\n")
+        print(f"results written to {args.output}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conceptcomb", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
@@ -99,6 +162,31 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--max-gen-toks", type=int, default=256)
     demo.add_argument("--output-path", default=None, help="also write results and samples")
     demo.set_defaults(run=run_demo)
+
+    score = commands.add_parser("score", help="score saved replies without rerunning the model")
+    score.add_argument("task", help="task name, e.g. ccpt_pi_emergent")
+    score.add_argument(
+        "--predictions",
+        required=True,
+        help="lm-eval samples_<task>_*.jsonl, an Inspect log, or a JSONL of "
+        '{"doc": {...}, "response": "..."} lines',
+    )
+    score.add_argument("--output", help="write the metrics (and judge usage) as JSON")
+    score.add_argument("--samples-output", type=Path, help="write per-item scores as JSONL")
+    add_judge_options(score)
+    score.set_defaults(run=run_score)
+
+    judge = commands.add_parser("judge", help="judge tools")
+    judge_commands = judge.add_subparsers(dest="judge_command", required=True)
+    calibrate = judge_commands.add_parser(
+        "calibrate", help="correlate a judge with CCPT's human relevance ratings"
+    )
+    calibrate.add_argument("--n", type=int, default=300, help="number of pairs (300)")
+    calibrate.add_argument("--seed", type=int, default=0)
+    calibrate.add_argument("--data-dir", default=None)
+    calibrate.add_argument("--output", help="write the correlations as JSON")
+    add_judge_options(calibrate)
+    calibrate.set_defaults(run=run_calibrate)
 
     data = commands.add_parser("data", help="download or check benchmark files")
     data.add_argument("action", choices=["fetch", "verify"])

@@ -83,7 +83,8 @@ def test_unreachable_server_is_a_counted_failure(fresh_cache: Path) -> None:
     )
     replies, usage, _ = rate_prompts(settings, PROMPTS[:2])
     assert usage.failures == 2
-    assert all(not reply.ok and "Connection" in (reply.error or "") for reply in replies.values())
+    for reply in replies.values():
+        assert not reply.ok and "connect" in (reply.error or "").lower()
 
 
 def test_api_key_is_read_from_the_named_variable_and_never_stored(
@@ -95,7 +96,7 @@ def test_api_key_is_read_from_the_named_variable_and_never_stored(
     with caplog.at_level("DEBUG"):
         _, usage, identity = rate_prompts(settings, PROMPTS[:5])
     assert secret not in identity and secret not in repr(settings) and secret not in caplog.text
-    assert secret not in usage.summary(identity)
+    assert secret not in usage.summary()
     database = fresh_cache / "judge_cache.sqlite"
     dump = "\n".join(sqlite3.connect(database).iterdump())
     assert secret not in dump

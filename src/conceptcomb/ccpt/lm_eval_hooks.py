@@ -58,7 +58,7 @@ class JudgeFilter(Filter):
         scores, usage = score_replies(spec, items, replies, settings)
         if usage is not None:
             # Printed, not only logged: the cost line belongs next to the results table.
-            print(f"[conceptcomb] {spec.name}: {usage.summary(settings.model_name)}")
+            print(f"[conceptcomb] {spec.name}: {usage.summary()}", flush=True)
         return [score.to_json() for score in scores]
 
 

@@ -64,7 +64,7 @@ class InspectSessions:
         self.settings = settings
         self._sessions: dict[int, RatingSession] = {}
         self._cache: JudgeCache | None = None
-        self._usage: list[tuple[str, JudgeUsage]] = []
+        self._judges: list[tuple[Judge, JudgeUsage]] = []
         atexit.register(self._report)
 
     def _judge(self) -> Judge | None:
@@ -88,9 +88,10 @@ class InspectSessions:
                 self._cache = open_cache(self.settings)
             session = RatingSession(judge, self._cache, self.settings.judge_concurrency)
             self._sessions[loop_id] = session
-            self._usage.append((judge.identity, session.usage))
+            self._judges.append((judge, session.usage))
         return self._sessions[loop_id]
 
     def _report(self) -> None:
-        for identity, usage in self._usage:
-            print(f"[conceptcomb] {usage.summary(identity)}", file=sys.stderr)
+        for judge, usage in self._judges:
+            usage.http_requests = getattr(judge, "http_requests", None)
+            print(f"[conceptcomb] {usage.summary()}", file=sys.stderr)

@@ -27,8 +27,10 @@ T = TypeVar("T")
 
 @dataclass
 class JudgeUsage:
+    judge: str = ""  # the judge's identity (endpoint without credentials, model, settings)
     questions: int = 0  # distinct prompts this session needed
-    requests: int = 0  # HTTP requests / forward passes actually made
+    requests: int = 0  # requests made by us (re-asks of malformed answers included)
+    http_requests: int | None = None  # on the wire, the HTTP client's own retries included
     cache_hits: int = 0
     deduplicated: int = 0  # repeats of a prompt already asked in this session
     failures: int = 0
@@ -42,17 +44,35 @@ class JudgeUsage:
         if not reply.ok:
             self.failures += 1
 
-    def summary(self, judge_identity: str) -> str:
+    def summary(self) -> str:
         tokens = (
             f", tokens in/out {self.input_tokens}/{self.output_tokens}"
             if self.input_tokens or self.output_tokens
             else ""
         )
+        retries = (
+            f" ({self.http_requests - self.requests} transport retries)"
+            if self.http_requests and self.http_requests > self.requests
+            else ""
+        )
         return (
-            f"judge usage [{judge_identity}]: {self.questions} distinct questions, "
-            f"{self.requests} requests sent, {self.cache_hits} cache hits, "
+            f"judge usage [{self.judge}]: {self.questions} distinct questions, "
+            f"{self.requests} requests sent{retries}, {self.cache_hits} cache hits, "
             f"{self.deduplicated} duplicates asked once, {self.failures} failures{tokens}"
         )
+
+    def as_dict(self) -> dict[str, str | int | None]:
+        return {
+            "judge": self.judge,
+            "questions": self.questions,
+            "requests": self.requests,
+            "http_requests": self.http_requests,
+            "cache_hits": self.cache_hits,
+            "deduplicated": self.deduplicated,
+            "failures": self.failures,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+        }
 
 
 class RatingSession:
@@ -67,7 +87,7 @@ class RatingSession:
     ) -> None:
         self.judge = judge
         self.cache = cache
-        self.usage = JudgeUsage()
+        self.usage = JudgeUsage(judge=judge.identity)
         self.progress = progress
         self._semaphore = asyncio.Semaphore(concurrency)
         self._answers: dict[str, asyncio.Future[JudgeReply]] = {}
@@ -163,11 +183,12 @@ def rate_prompts(
             try:
                 replies = await session.rate_all(asked)
             finally:
+                session.usage.http_requests = getattr(judge, "http_requests", None)
                 await judge.aclose()
                 if cache is not None:
                     cache.close()
         return replies, session.usage, judge.identity
 
     replies, usage, identity = run_coroutine(go())
-    log.info(usage.summary(identity))
+    log.info(usage.summary())
     return replies, usage, identity

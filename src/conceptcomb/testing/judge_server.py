@@ -5,8 +5,8 @@ is a deterministic function of the (concept, property) pair, so scores are repro
 and independent of request order; or, given a table of ratings, it replays those (the CCPT
 files record GPT-4o's ratings of their own items, so tests can replay the paper's judge).
 It can add latency and inject faults (429 with Retry-After, 500, a stalled response, or a
-malformed answer) to exercise the client's retries. It is a real HTTP server: everything
-between our client and a real endpoint runs.
+malformed answer) to exercise the client's retries. It is a real HTTP server (asyncio,
+keep-alive): everything between our client and a real endpoint runs.
 
     python -m conceptcomb.testing.judge_server --port 8000
 """
@@ -14,13 +14,14 @@ between our client and a real endpoint runs.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import hashlib
 import json
 import re
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 _PAIR = re.compile(r"Concept: (?P<concept>.*)\nProperty: (?P<prop>.*)\nRelevance:\s*$")
@@ -64,79 +65,27 @@ def _fraction(prompt: str, salt: str) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: LoopbackServer  # type: ignore[assignment]
-    protocol_version = "HTTP/1.1"
+_REASONS = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error",
+            504: "Gateway Timeout"}  # fmt: skip
 
-    def log_message(self, format: str, *args: Any) -> None:  # quiet
-        return
 
-    def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None):
-        payload = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(payload)
+def _response(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> bytes:
+    payload = json.dumps(body).encode()
+    lines = [
+        f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}",
+        "Content-Type: application/json",
+        f"Content-Length: {len(payload)}",
+        *(f"{key}: {value}" for key, value in (headers or {}).items()),
+    ]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + payload
 
-    def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
-            self._send(200, {"object": "list", "data": [{"id": "loopback", "object": "model"}]})
-        elif self.path.rstrip("/").endswith("/stats"):
-            stats = self.server.stats
-            self._send(200, {"requests": stats.requests, "answered": stats.answered})
-        else:
-            self._send(404, {"error": {"message": "not found"}})
 
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length", 0))
-        request = json.loads(self.rfile.read(length) or b"{}")
-        messages = request.get("messages") or []
-        prompt = str(messages[-1].get("content", "")) if messages else ""
-        if isinstance(messages[-1].get("content") if messages else None, list):
-            prompt = "".join(part.get("text", "") for part in messages[-1]["content"])
-        server = self.server
-        attempt = server.stats.count(prompt)
-        if server.latency:
-            time.sleep(server.latency)
-        if attempt == 0 and self._inject_fault(prompt):
-            return
-        match = _PAIR.search(prompt)
-        if match is None:
-            text = "I can only rate concept/property prompts."
-        elif match["concept"].strip().lower() in server.faults.garbage_pairs:
-            text = "The relevance is high, I think."
-        else:
-            text = json.dumps({"relevance": server.rating(match["concept"], match["prop"])})
-        with server.stats.lock:
-            server.stats.answered += 1
-        self._send(200, _completion(request.get("model", "loopback"), prompt, text))
-
-    def _inject_fault(self, prompt: str) -> bool:
-        faults = self.server.faults
-        draw = _fraction(prompt, "fault")
-        edges = (faults.rate_limited, faults.server_error, faults.stalled)
-        if draw < edges[0]:
-            kind = "rate_limited"
-        elif draw < edges[0] + edges[1]:
-            kind = "server_error"
-        elif draw < sum(edges):
-            kind = "stalled"
-        else:
-            return False
-        with self.server.stats.lock:
-            self.server.stats.faults += 1
-        if kind == "rate_limited":
-            headers = {"Retry-After": f"{faults.retry_after}"}
-            self._send(429, {"error": {"message": "rate limited", "type": "rate_limit"}}, headers)
-        elif kind == "server_error":
-            self._send(500, {"error": {"message": "internal error", "type": "server_error"}})
-        else:
-            time.sleep(faults.stall_seconds)
-            self._send(504, {"error": {"message": "stalled", "type": "timeout"}})
-        return True
+def _prompt_of(request: dict[str, Any]) -> str:
+    messages = request.get("messages") or []
+    content = messages[-1].get("content", "") if messages else ""
+    if isinstance(content, list):  # content parts
+        return "".join(str(part.get("text", "")) for part in content)
+    return str(content)
 
 
 def _completion(model: str, prompt: str, text: str) -> dict[str, Any]:
@@ -160,9 +109,12 @@ def _completion(model: str, prompt: str, text: str) -> dict[str, Any]:
     }
 
 
-class LoopbackServer(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 256
+class LoopbackServer:
+    """An asyncio HTTP/1.1 server (keep-alive, no thread per request) on 127.0.0.1.
+
+    Used as a context manager it runs in a background thread; `serve_forever` runs it in
+    the calling thread.
+    """
 
     def __init__(
         self,
@@ -171,29 +123,55 @@ class LoopbackServer(ThreadingHTTPServer):
         faults: Faults | None = None,
         ratings: dict[tuple[str, str], int] | None = None,
     ):
-        super().__init__(("127.0.0.1", port), _Handler)
+        self.port = port
         self.latency = latency
         self.faults = faults or Faults()
         self.ratings = ratings or {}  # (concept, property), lower-cased -> rating
         self.stats = ServerStats()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._ready = threading.Event()
+        self._stop: asyncio.Event | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
 
     def rating(self, concept: str, prop: str) -> int:
         key = (concept.strip().lower(), prop.strip().lower())
         return self.ratings.get(key) or deterministic_rating(*key)
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+    # --- running -------------------------------------------------------------------------
+    async def _serve(self, announce: bool = False) -> None:
+        self._stop = asyncio.Event()
+        server = await asyncio.start_server(self._connection, "127.0.0.1", self.port, backlog=512)
+        self.port = server.sockets[0].getsockname()[1]
+        if announce:
+            print(f"loopback judge at {self.base_url} (Ctrl-C to stop)", flush=True)
+        self._ready.set()
+        async with server:
+            await self._stop.wait()
 
     def start(self) -> LoopbackServer:
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+        def run() -> None:
+            self._loop = asyncio.new_event_loop()
+            self._loop.run_until_complete(self._serve())
+            self._loop.close()
+
+        self._thread = threading.Thread(target=run, daemon=True, name="loopback-judge")
         self._thread.start()
+        if not self._ready.wait(10):
+            raise RuntimeError("the loopback judge did not start")
         return self
 
     def stop(self) -> None:
-        self.shutdown()
-        self.server_close()
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(10)
+
+    def serve_forever(self) -> None:
+        asyncio.run(self._serve(announce=True))
 
     def __enter__(self) -> LoopbackServer:
         return self.start()
@@ -201,18 +179,94 @@ class LoopbackServer(ThreadingHTTPServer):
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
+    # --- HTTP ----------------------------------------------------------------------------
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                method, path, headers = _parse_head(head)
+                length = int(headers.get("content-length", "0"))
+                body = await reader.readexactly(length) if length else b""
+                writer.write(await self._route(method, path, body))
+                await writer.drain()
+                if headers.get("connection", "").lower() == "close":
+                    break
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+            pass  # the client went away (e.g. it timed out on a stalled request)
+        finally:
+            writer.close()
+
+    async def _route(self, method: str, path: str, body: bytes) -> bytes:
+        path = path.rstrip("/")
+        if method == "GET" and path.endswith("/models"):
+            return _response(200, {"object": "list", "data": [{"id": "loopback"}]})
+        if method == "GET" and path.endswith("/stats"):
+            stats = self.stats
+            return _response(200, {"requests": stats.requests, "answered": stats.answered})
+        if method == "POST" and path.endswith("/chat/completions"):
+            return await self._complete(json.loads(body or b"{}"))
+        return _response(404, {"error": {"message": "not found"}})
+
+    async def _complete(self, request: dict[str, Any]) -> bytes:
+        prompt = _prompt_of(request)
+        attempt = self.stats.count(prompt)
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if attempt == 0:
+            fault = await self._fault(prompt)
+            if fault is not None:
+                return fault
+        match = _PAIR.search(prompt)
+        if match is None:
+            text = "I can only rate concept/property prompts."
+        elif match["concept"].strip().lower() in self.faults.garbage_pairs:
+            text = "The relevance is high, I think."
+        else:
+            text = json.dumps({"relevance": self.rating(match["concept"], match["prop"])})
+        with self.stats.lock:
+            self.stats.answered += 1
+        return _response(200, _completion(request.get("model", "loopback"), prompt, text))
+
+    async def _fault(self, prompt: str) -> bytes | None:
+        faults = self.faults
+        draw = _fraction(prompt, "fault")
+        edges = (faults.rate_limited, faults.server_error, faults.stalled)
+        if draw >= sum(edges):
+            return None
+        with self.stats.lock:
+            self.stats.faults += 1
+        if draw < edges[0]:
+            headers = {"Retry-After": f"{faults.retry_after}"}
+            return _response(429, {"error": {"message": "rate limited"}}, headers)
+        if draw < edges[0] + edges[1]:
+            return _response(500, {"error": {"message": "internal error"}})
+        await asyncio.sleep(faults.stall_seconds)
+        return _response(504, {"error": {"message": "stalled"}})
+
+
+def _parse_head(head: bytes) -> tuple[str, str, dict[str, str]]:
+    lines = head.decode("latin-1").split("\r\n")
+    method, path, *_ = [*lines[0].split(" ", 2), "", ""]
+    headers = {}
+    for line in lines[1:]:
+        if ":" in line:
+            key, value = line.split(":", 1)
+            headers[key.strip().lower()] = value.strip()
+    return method, path, headers
+
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added per request")
+    parser.add_argument("--rate-limited", type=float, default=0.0, help="share answered 429")
+    parser.add_argument("--server-error", type=float, default=0.0, help="share answered 500")
+    parser.add_argument("--stalled", type=float, default=0.0, help="share held --stall-seconds")
+    parser.add_argument("--stall-seconds", type=float, default=5.0)
     args = parser.parse_args(argv)
-    server = LoopbackServer(args.port, args.latency)
-    print(f"loopback judge at {server.base_url} (Ctrl-C to stop)", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        server.server_close()
+    faults = Faults(args.rate_limited, args.server_error, args.stalled, args.stall_seconds)
+    with contextlib.suppress(KeyboardInterrupt):
+        LoopbackServer(args.port, args.latency, faults).serve_forever()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,71 @@
+"""Scoring CCPT replies made elsewhere (``conceptcomb score ccpt_... --predictions``)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+from conceptcomb.ccpt.data import CcptItem
+from conceptcomb.ccpt.metrics import aggregate, metric_infos
+from conceptcomb.ccpt.scoring import ItemScore, score_replies
+from conceptcomb.ccpt.tasks import TASK_VERSION, spec_by_name
+from conceptcomb.common.errors import ConfigError
+from conceptcomb.common.predictions import read_predictions
+from conceptcomb.common.results import MetricValue, ScoreReport
+from conceptcomb.scorers.judge_settings import JudgeSettings
+
+log = logging.getLogger("conceptcomb")
+
+
+def rescore(
+    task: str,
+    predictions_path: Path,
+    settings: JudgeSettings,
+    samples_output: Path | None = None,
+) -> ScoreReport:
+    """Parse, judge and aggregate exactly as the task does inside lm-eval or Inspect."""
+    spec = spec_by_name(task)
+    predictions = read_predictions(predictions_path)
+    if predictions.task and predictions.task != task:
+        raise ConfigError(
+            f"{predictions_path} holds replies of {predictions.task}, not {task}: "
+            f"run `conceptcomb score {predictions.task} --predictions {predictions_path}`."
+        )
+    items = [CcptItem.from_doc(p.doc, origin=p.origin) for p in predictions.items]
+    replies = [p.response for p in predictions.items]
+    if spec.generative:
+        settings.check_credentials()
+    scores, usage = score_replies(spec, items, replies, settings)
+    aggregates = aggregate(spec, [score.metrics for score in scores])
+    infos = {info.name: info for info in metric_infos(spec)}
+    metrics = {
+        name: MetricValue(value.value, value.stderr, value.n, infos[name].higher_is_better)
+        for name, value in aggregates.items()
+    }
+    if samples_output is not None:
+        _write_samples(samples_output, scores, replies)
+    notes = []
+    if spec.generative and settings.judge == "local":
+        notes.append(
+            "local judge: the ratings of a small local model do not agree with human ones; "
+            "run `conceptcomb judge calibrate` to see how far it is from human ratings."
+        )
+    return ScoreReport(
+        task=task,
+        version=TASK_VERSION,
+        filter_name="judged" if spec.generative else "none",
+        metrics=metrics,
+        predictions=str(predictions_path),
+        source_format=predictions.source_format,
+        n_items=len(items),
+        usage=usage.as_dict() if usage else None,
+        notes=notes,
+    )
+
+
+def _write_samples(path: Path, scores: list[ItemScore], replies: list[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for score, reply in zip(scores, replies, strict=True):
+            handle.write(json.dumps({**score.to_json(), "response": reply}) + "\n")

@@ -1,0 +1,76 @@
+"""Results of ``conceptcomb score``: lm-eval's own table, and a JSON file to cite."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import conceptcomb
+
+
+@dataclass(frozen=True)
+class MetricValue:
+    value: float
+    stderr: float | None
+    n: int
+    higher_is_better: bool
+
+
+@dataclass
+class ScoreReport:
+    task: str
+    version: str
+    filter_name: str
+    metrics: dict[str, MetricValue]
+    predictions: str
+    source_format: str
+    n_items: int
+    usage: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def table(self) -> str:
+        """The table lm-eval prints, made by lm-eval's own function."""
+        from lm_eval.utils import make_table
+
+        row: dict[str, Any] = {"alias": self.task}
+        for name, metric in self.metrics.items():
+            row[f"{name},{self.filter_name}"] = metric.value
+            stderr = metric.stderr
+            row[f"{name}_stderr,{self.filter_name}"] = (
+                stderr if stderr is not None and math.isfinite(stderr) else "N/A"
+            )
+        return make_table(
+            {
+                "results": {self.task: row},
+                "versions": {self.task: self.version},
+                "n-shot": {self.task: 0},
+                "higher_is_better": {
+                    self.task: {k: m.higher_is_better for k, m in self.metrics.items()}
+                },
+            }
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "task_version": self.version,
+            "predictions": self.predictions,
+            "predictions_format": self.source_format,
+            "n_items": self.n_items,
+            "results": {
+                name: {"value": m.value, "stderr": m.stderr, "n": m.n}
+                for name, m in self.metrics.items()
+            },
+            "judge_usage": self.usage,
+            "notes": self.notes,
+            "conceptcomb_version": conceptcomb.__version__,
+            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        }
+
+    def write(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
