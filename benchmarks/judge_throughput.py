@@ -48,12 +48,15 @@ def synthetic_task(n_items: int, seed: int) -> tuple[list[CcptItem], list[str]]:
     rng = random.Random(seed)
     heads = [f"head{i}" for i in range(max(10, n_items // 10))]
     modifiers = [f"mod{i}" for i in range(max(10, n_items // 8))]
-    properties = [f"prop{i}" for i in range(40)]
+    # Generated properties follow a Zipf law: models keep proposing the same few.
+    properties = [f"prop{i}" for i in range(200)]
+    weights = [1 / rank for rank in range(1, len(properties) + 1)]
     items, replies = [], []
     for i in range(n_items):
         head, modifier = rng.choice(heads), rng.choice(modifiers)
-        items.append(CcptItem(f"synthetic:{i}", f"{modifier} {head}", head, modifier, "x", "emergent"))
-        replies.append(f'{{"property": "{rng.choice(properties)}"}}')
+        phrase = f"{modifier} {head}"
+        items.append(CcptItem(f"synthetic:{i}", phrase, head, modifier, "x", "emergent"))
+        replies.append(f'{{"property": "{rng.choices(properties, weights)[0]}"}}')
     return items, replies
 
 
@@ -122,8 +125,10 @@ def main() -> None:
     print(f"faulty run (10% of first attempts: 4% 429, 4% 500, 2% stalled): "
           f"{faulty.http_requests - faulty.requests} transport retries, "
           f"{faulty.failures} failures, {faulty.seconds:.2f} s")  # fmt: skip
-    print(f"faulty metrics equal clean metrics: {same} "
-          f"(E {clean.metrics['E']:.4f} vs {faulty.metrics['E']:.4f})")
+    print(
+        f"faulty metrics equal clean metrics: {same} "
+        f"(E {clean.metrics['E']:.4f} vs {faulty.metrics['E']:.4f})"
+    )
 
 
 if __name__ == "__main__":

@@ -17,8 +17,6 @@ from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.inspect_tasks import TASKS
 from conceptcomb.ccpt.tasks import CcptTaskSpec
 from conceptcomb.common.offline import O200K_SHA256, tiktoken_cache_path
-from conceptcomb.testing.judge_server import LoopbackServer
-from tests.ccpt.test_lm_eval import run_lm_eval
 from tests.ccpt.test_scoring import TABLE_3_GOLD, gold_reply, replay_server
 
 
@@ -27,7 +25,7 @@ def mock_model(replies: list[str]):
     return get_model("mockllm/model", custom_outputs=outputs)
 
 
-def run(task_name: str, replies: list[str], log_dir: Path, **options) -> EvalLog:
+def run_task(task_name: str, replies: list[str], log_dir: Path, **options) -> EvalLog:
     task = TASKS[task_name](**{k: v for k, v in options.items() if k != "model_roles"})
     logs = inspect_eval(
         task,
@@ -68,7 +66,7 @@ def test_cli_mockllm_type_prediction_offline(tmp_path: Path) -> None:
 def test_type_prediction_metrics(tmp_path: Path) -> None:
     items = load_items(CcptTaskSpec("tp"))[:3]  # three emergent items
     replies = ['{"property_type": "emergent"}', '{"property_type": "component"}', "??"]
-    values = means(run("ccpt_tp", replies, tmp_path))
+    values = means(run_task("ccpt_tp", replies, tmp_path))
     assert {item.label for item in items} == {"emergent"}
     assert values["accuracy"] == pytest.approx(100 / 3)
     assert values["cm_emergent_as_emergent"] == pytest.approx(100 / 3)
@@ -83,7 +81,7 @@ def test_gold_answers_reproduce_table_3_in_inspect(
     spec = CcptTaskSpec(kind)
     replies = [gold_reply(kind, item) for item in load_items(spec)]
     with replay_server(ccpt_dir, kind) as server:
-        values = means(run(spec.name, replies, tmp_path, judge_base_url=server.base_url))
+        values = means(run_task(spec.name, replies, tmp_path, judge_base_url=server.base_url))
     for name, published in TABLE_3_GOLD[kind][1].items():
         assert round(values[name], 1) == published, name
 
@@ -93,32 +91,29 @@ def test_grader_role_is_the_judge(ccpt_dir: Path, tmp_path: Path, fresh_cache: P
     replies = [gold_reply("pi_canceled", item) for item in load_items(spec)[:30]]
     with replay_server(ccpt_dir, "pi_canceled") as server:
         grader = get_model("openai-api/loopback/gpt-4o", base_url=server.base_url, api_key="x")
-        via_role = means(run(spec.name, replies, tmp_path, model_roles={"grader": grader}))
+        via_role = means(run_task(spec.name, replies, tmp_path, model_roles={"grader": grader}))
         asked = server.stats.requests
-        via_ours = means(run(spec.name, replies, tmp_path, judge_base_url=server.base_url))
+        via_ours = means(run_task(spec.name, replies, tmp_path, judge_base_url=server.base_url))
     assert asked > 0
     for name in ("R_HMP", "R_NP", "C"):
         assert via_role[name] == pytest.approx(via_ours[name])
 
 
 @pytest.mark.slow
-def test_same_replies_same_numbers_in_both_frameworks(
-    smollm2_gguf: Path, tmp_path: Path, fresh_cache: Path
-) -> None:
-    """SmolLM2's replies from a real lm-eval run, rescored in Inspect: identical metrics."""
-    task = "ccpt_pi_emergent"
-    with LoopbackServer() as server:
-        metadata = {"judge_base_url": server.base_url}
-        _, lm_metrics, samples = run_lm_eval(smollm2_gguf, tmp_path / "lm", task, metadata, 4)
-        replies = [sample["resps"][0][0] for sample in sorted(samples, key=lambda s: s["doc_id"])]
-        values = means(run(task, replies, tmp_path / "inspect", judge_base_url=server.base_url))
-    assert lm_metrics["format_failures,judged"] < 4, "nothing was judged: the test proves nothing"
-    for name, value in lm_metrics.items():
+def test_same_replies_same_numbers_in_both_frameworks(pi_emergent_run, tmp_path: Path) -> None:
+    """SmolLM2's replies from a real lm-eval run, scored again in Inspect: identical metrics."""
+    run = pi_emergent_run
+    replies = [s["resps"][0][0] for s in sorted(run.samples, key=lambda s: s["doc_id"])]
+    options = {"judge_base_url": run.server.base_url, "judge_cache": run.metadata["judge_cache"]}
+    values = means(run_task("ccpt_pi_emergent", replies, tmp_path, **options))
+    compared = 0
+    for name, value in run.metrics.items():
         metric, _, kind = name.partition(",")
         if kind != "judged" or metric.endswith("_stderr"):
             continue
         assert math.isclose(values[metric], value, abs_tol=1e-9), metric
-    assert {"format_failures", "non_dict_answers", "judge_failures"} <= set(values)
+        compared += 1
+    assert compared == 6
 
 
 @pytest.mark.slow

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import math
-import subprocess
+import re
 from pathlib import Path
 
 import pytest
@@ -14,12 +13,7 @@ from conceptcomb.ccpt.lm_eval_yaml import stale_files
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, user_prompt
 from conceptcomb.ccpt.tasks import GROUP_NAME, CcptTaskSpec, all_specs
 from conceptcomb.cli import lm_eval_has_our_tasks, tasks_path
-from conceptcomb.testing.judge_server import LoopbackServer
-from tests.conftest import read_jsonl
-
-
-def include_args() -> list[str]:
-    return [] if lm_eval_has_our_tasks() else ["--include_path", str(tasks_path())]
+from tests.ccpt.conftest import run_lm_eval
 
 
 def task_manager(**metadata) -> TaskManager:
@@ -70,55 +64,33 @@ def test_missing_judge_key_fails_before_generation(monkeypatch) -> None:
         task_manager().load(["ccpt_pi_emergent"])
 
 
-def run_lm_eval(smollm2_gguf: Path, out: Path, task: str, metadata: dict, limit: int = 3):
-    command = [
-        "lm_eval",
-        "--model", "hf",
-        "--model_args", f"pretrained={smollm2_gguf.parent},gguf_file={smollm2_gguf.name}",
-        "--tasks", task,
-        "--limit", str(limit),
-        "--apply_chat_template",
-        "--gen_kwargs", "max_gen_toks=48",
-        "--log_samples",
-        "--output_path", str(out),
-        "--metadata", json.dumps(metadata),
-        *include_args(),
-    ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads(next(out.rglob("results_*.json")).read_text())
-    samples = read_jsonl(next(out.rglob(f"samples_{task}_*.jsonl")))
-    return done.stdout, results["results"][task], samples
-
-
 @pytest.mark.slow
-def test_smollm2_run_with_loopback_judge_then_cached_rerun(
-    smollm2_gguf: Path, tmp_path: Path, fresh_cache: Path
-) -> None:
-    with LoopbackServer() as server:
-        metadata = {"judge_base_url": server.base_url, "judge_model": "gpt-4o"}
-        table, metrics, samples = run_lm_eval(
-            smollm2_gguf, tmp_path / "a", "ccpt_pi_emergent", metadata
-        )
-        asked = server.stats.requests
-        for name in ("R_HMP", "R_NP", "E"):
-            assert f"|{name}" in table.replace(" ", "")
-            assert math.isfinite(metrics[f"{name},judged"])
-        assert metrics["format_failures,judged"] + metrics.get("judge_failures,judged", 0) < 3
-        assert asked > 0
-        assert "judge usage" in table
-        # The same run again: everything is answered from the on-disk cache.
-        _, again, _ = run_lm_eval(smollm2_gguf, tmp_path / "b", "ccpt_pi_emergent", metadata)
-        assert server.stats.requests == asked
-        assert again == metrics
-    # Logged samples keep the raw reply and the judged record.
-    record = samples[0]
+def test_smollm2_run_reports_the_papers_metrics(pi_emergent_run) -> None:
+    run = pi_emergent_run
+    for name in ("R_HMP", "R_NP", "E"):
+        assert re.search(rf"\|judged\|\s*0\|{name}\s*\|", run.table.replace(" ", "")), name
+        assert math.isfinite(run.metrics[f"{name},judged"])
+    assert run.metrics["format_failures,judged"] < 4, "nothing was judged: the test proves nothing"
+    assert run.requests > 0
+    assert "judge usage [openai-chat|http://127.0.0.1" in run.table
+    record = run.samples[0]  # logged samples keep the raw reply and the judged record
     assert record["doc"]["task"] == "ccpt_pi_emergent" and record["resps"][0][0]
     assert "noun_phrase" in record["filtered_resps"][0]
 
 
 @pytest.mark.slow
+def test_identical_rerun_asks_the_judge_nothing(
+    pi_emergent_run, smollm2_gguf: Path, tmp_path: Path
+) -> None:
+    run = pi_emergent_run
+    before = run.server.stats.requests
+    _, again, _, _ = run_lm_eval(smollm2_gguf, tmp_path, "ccpt_pi_emergent", run.metadata, 4)
+    assert run.server.stats.requests == before
+    assert again == run.metrics
+
+
+@pytest.mark.slow
 def test_type_prediction_runs_without_a_judge(smollm2_gguf: Path, tmp_path: Path) -> None:
-    _, metrics, samples = run_lm_eval(smollm2_gguf, tmp_path, "ccpt_tp", {}, limit=2)
+    _, metrics, samples, _ = run_lm_eval(smollm2_gguf, tmp_path, "ccpt_tp", {}, limit=2)
     assert 0.0 <= metrics["accuracy,none"] <= 100.0
     assert len(samples) == 2

@@ -7,7 +7,12 @@ from pathlib import Path
 import pytest
 
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.scorers.judges import LocalJudge, load_causal_lm, rating_distribution
+from conceptcomb.scorers.judges import (
+    LocalJudge,
+    PrefixCache,
+    load_causal_lm,
+    rating_distribution,
+)
 from conceptcomb.scorers.rating import rate_prompts
 from conceptcomb.scorers.relevance import relevance_prompt
 
@@ -38,3 +43,15 @@ def test_local_judge_through_the_session(fresh_cache: Path) -> None:
     assert usage.cache_hits == 2
     direct = LocalJudge(settings)._ask_blocking(prompts[0])
     assert direct.rating == pytest.approx(first[prompts[0]].rating, abs=1e-4)
+
+
+def test_prefix_cache_gives_the_full_forward_ratings() -> None:
+    tokenizer, model = load_causal_lm(None)
+    pairs = [("ice", "cold"), ("a boat on the rocks", "stranded"), ("ice", "cold"), ("x", "y z")]
+    cache = PrefixCache(model)
+    for concept, prop in pairs:
+        prompt = relevance_prompt(concept, prop)
+        full = rating_distribution(tokenizer, model, prompt, '{"relevance": ')
+        cached = rating_distribution(tokenizer, model, prompt, '{"relevance": ', cache)
+        assert cached == pytest.approx(full, abs=1e-5)
+    assert len(cache.ids) > 300  # the shared instruction stayed cached

@@ -1,0 +1,70 @@
+"""One real lm-eval run of SmolLM2 on ccpt_pi_emergent, shared by the tests that need one."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conceptcomb.cli import lm_eval_has_our_tasks, tasks_path
+from conceptcomb.testing.judge_server import LoopbackServer
+from tests.conftest import read_jsonl
+
+
+def include_args() -> list[str]:
+    return [] if lm_eval_has_our_tasks() else ["--include_path", str(tasks_path())]
+
+
+def run_lm_eval(smollm2_gguf: Path, out: Path, task: str, metadata: dict, limit: int = 3):
+    """lm_eval CLI on SmolLM2: (printed table, results of the task, logged samples, path)."""
+    command = [
+        "lm_eval",
+        "--model", "hf",
+        "--model_args", f"pretrained={smollm2_gguf.parent},gguf_file={smollm2_gguf.name}",
+        "--tasks", task,
+        "--limit", str(limit),
+        "--apply_chat_template",
+        "--gen_kwargs", "max_gen_toks=48",
+        "--log_samples",
+        "--output_path", str(out),
+        "--metadata", json.dumps(metadata),
+        *include_args(),
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(next(out.rglob("results_*.json")).read_text())
+    samples_path = next(out.rglob(f"samples_{task}_*.jsonl"))
+    return done.stdout, results["results"][task], read_jsonl(samples_path), samples_path
+
+
+@dataclass
+class LmEvalRun:
+    table: str
+    metrics: dict
+    samples: list[dict]
+    samples_path: Path
+    server: LoopbackServer
+    metadata: dict
+    requests: int  # judge requests the run made
+
+
+@pytest.fixture(scope="session")
+def pi_emergent_run(
+    smollm2_gguf: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LmEvalRun]:
+    """SmolLM2 on 4 items of ccpt_pi_emergent, judged by a loopback server."""
+    root = tmp_path_factory.mktemp("lm-eval-run")
+    with LoopbackServer() as server:
+        metadata = {
+            "judge_base_url": server.base_url,
+            "judge_model": "gpt-4o",
+            "judge_cache": str(root / "judge.sqlite"),
+        }
+        table, metrics, samples, path = run_lm_eval(
+            smollm2_gguf, root / "out", "ccpt_pi_emergent", metadata, limit=4
+        )
+        yield LmEvalRun(table, metrics, samples, path, server, metadata, server.stats.requests)
