@@ -8,6 +8,7 @@ from conceptcomb.common.offline import prime_tiktoken_cache
 
 prime_tiktoken_cache()
 
+from conceptcomb.abspyramid.inspect_tasks import TASKS as ABSPYRAMID_TASKS  # noqa: E402
 from conceptcomb.ccpt.inspect_tasks import TASKS as CCPT_TASKS  # noqa: E402
 
-__all__ = ["CCPT_TASKS"]
+__all__ = ["ABSPYRAMID_TASKS", "CCPT_TASKS"]

@@ -1,8 +1,11 @@
-"""The ``conceptcomb`` command: a demo run, data management, paths for lm-eval.
+"""The ``conceptcomb`` command: a demo run, rescoring, judge calibration, data, paths.
 
 conceptcomb demo                  # CCPT on the packaged SmolLM2 with the local judge
+conceptcomb score TASK --predictions PATH [judge options] [--output results.json]
+conceptcomb judge calibrate [judge options] [--n 300] [--seed 0]
 conceptcomb data fetch ccpt       # download and check the pinned CCPT files
 conceptcomb data verify ccpt --data-dir DIR
+conceptcomb data fetch abspyramid # download the AbsPyramid hub files at the pinned revision
 conceptcomb tasks-path            # the folder to pass to lm_eval --include_path
 """
 
@@ -17,14 +20,18 @@ from pathlib import Path
 
 import lm_eval
 
+from conceptcomb.abspyramid.data import ABSPYRAMID_DATASET
 from conceptcomb.ccpt.data import CCPT_DATASET
 from conceptcomb.ccpt.tasks import all_specs
 from conceptcomb.common.datafiles import PinnedDataset, resolve_files
 from conceptcomb.common.errors import ConceptcombError
+from conceptcomb.common.hubfiles import HubDataset, file_digests, resolve_hub_files
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.judges import packaged_smollm2_gguf
 
 DATASETS: dict[str, PinnedDataset] = {CCPT_DATASET.key: CCPT_DATASET}
+# Datasets published only on the Hugging Face hub: revision pinned, no sha256 to check.
+HUB_DATASETS: dict[str, HubDataset] = {ABSPYRAMID_DATASET.key: ABSPYRAMID_DATASET}
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -79,7 +86,21 @@ def run_demo(args: argparse.Namespace) -> int:
     return code
 
 
+def run_hub_data(args: argparse.Namespace) -> int:
+    dataset = HUB_DATASETS[args.benchmark]
+    files = resolve_hub_files(dataset, dataset.files, args.data_dir)
+    for name, digest in zip(files, file_digests(files.values()).values(), strict=True):
+        print(f"ok  {name}  {files[name]}  sha256={digest}")
+    print(
+        f"All {len(files)} files of {dataset.describe()} are present. No checksums are pinned "
+        "for this dataset: the sha256 above are for your records."
+    )
+    return 0
+
+
 def run_data(args: argparse.Namespace) -> int:
+    if args.benchmark in HUB_DATASETS:
+        return run_hub_data(args)
     dataset = DATASETS[args.benchmark]
     names = [pinned.name for pinned in dataset.files]
     files = resolve_files(dataset, names, args.data_dir)
@@ -190,7 +211,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     data = commands.add_parser("data", help="download or check benchmark files")
     data.add_argument("action", choices=["fetch", "verify"])
-    data.add_argument("benchmark", choices=sorted(DATASETS))
+    data.add_argument("benchmark", choices=sorted([*DATASETS, *HUB_DATASETS]))
     data.add_argument("--data-dir", default=None, help="check this folder instead of the cache")
     data.set_defaults(run=run_data)
 

@@ -13,17 +13,7 @@ from collections.abc import Callable
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
-from inspect_ai.scorer import (
-    Metric,
-    SampleScore,
-    Score,
-    Scorer,
-    Target,
-    mean,
-    metric,
-    scorer,
-    stderr,
-)
+from inspect_ai.scorer import Metric, Score, Scorer, Target, mean, scorer, stderr
 from inspect_ai.solver import TaskState, generate
 
 from conceptcomb.ccpt.data import CcptItem, load_items
@@ -31,18 +21,9 @@ from conceptcomb.ccpt.metrics import metric_infos
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
 from conceptcomb.ccpt.scoring import ItemScore, plan_item, score_reply
 from conceptcomb.ccpt.tasks import TASK_VERSION, CcptTaskSpec, all_specs
+from conceptcomb.common.inspect_metrics import total
 from conceptcomb.scorers.inspect_judge import InspectSessions
 from conceptcomb.scorers.judge_settings import JudgeSettings
-
-
-@metric
-def total() -> Metric:
-    """Sum of the values (failure counts)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        return float(sum(score.score.as_float() for score in scores))
-
-    return compute
 
 
 def _metrics(spec: CcptTaskSpec) -> dict[str, list[Metric]]:

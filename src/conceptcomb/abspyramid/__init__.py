@@ -1,0 +1,1 @@
+"""AbsPyramid: abstraction detection and generation (Wang et al., NAACL 2024 Findings)."""

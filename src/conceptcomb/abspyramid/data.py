@@ -1,0 +1,236 @@
+"""AbsPyramid records: the hub files at the pinned revision, checked and parsed.
+
+The files are JSON Lines (despite the ``.json`` name), one folder per relation:
+``AbsPyramid_{Detection,Generation}/{noun,verb,event,merged}_dataset/{train,valid,test}.json``.
+Detection records hold ``event`` (the instance in ``<...>``; for events the whole sentence),
+``concept``, ``label`` (1 = valid abstraction) and ``type``; generation records hold the
+same ``event`` and ``type`` with every gold concept in ``concept``, joined by ``[SEP]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from conceptcomb.abspyramid.tasks import (
+    DETECTION,
+    FOLDERS,
+    ICL_SHOTS,
+    SPLITS,
+    TYPES,
+    AbsTaskSpec,
+)
+from conceptcomb.common.errors import ConfigError, DataFormatError
+from conceptcomb.common.hubfiles import HubDataset, resolve_hub_files
+
+REPO_ID = "ZhaoweiWang/AbsPyramid"
+# The hub repository's one upload commit (2023-11-16). Only the short hash could be read
+# offline when this was written; the hub resolves it to the full commit.
+REVISION = "8d48c28"
+REFERENCE_SEPARATOR = "[SEP]"
+_TOP = {"detection": "AbsPyramid_Detection", "generation": "AbsPyramid_Generation"}
+
+
+def file_name(kind: str, relation: str, split: str) -> str:
+    """Path of a file inside the hub repository (and inside a user's data folder)."""
+    return f"{_TOP[kind]}/{FOLDERS[relation]}/{split}.json"
+
+
+ABSPYRAMID_DATASET = HubDataset(
+    key="abspyramid",
+    title="AbsPyramid",
+    repo_id=REPO_ID,
+    revision=REVISION,
+    files=tuple(
+        file_name(kind, relation, split)
+        for kind in _TOP
+        for relation in FOLDERS
+        for split in SPLITS
+    ),
+)
+
+
+@dataclass(frozen=True)
+class DetectionItem:
+    """One (head event, instance, abstract concept, validity) tuple."""
+
+    item_id: str
+    event: str
+    concept: str
+    label: int
+    type: str
+
+    @property
+    def instance(self) -> str:
+        return instance_of(self.event)
+
+    @property
+    def premise(self) -> str:
+        """The head event without the instance markers (the NLI premise)."""
+        return self.event.replace("<", "").replace(">", "")
+
+    @property
+    def hypothesis(self) -> str:
+        """The tail event: the instance replaced by the concept (an event becomes the concept)."""
+        start, end = self.event.index("<"), self.event.index(">")
+        return self.event[:start] + self.concept + self.event[end + 1 :]
+
+    def as_doc(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class GenerationItem:
+    """One (head event, instance) with every gold abstract concept (multi-reference)."""
+
+    item_id: str
+    event: str
+    references: tuple[str, ...]
+    type: str
+
+    @property
+    def instance(self) -> str:
+        return instance_of(self.event)
+
+    def as_doc(self) -> dict[str, Any]:
+        return {**asdict(self), "references": list(self.references)}
+
+
+def instance_of(event: str) -> str:
+    """The marked span, as the authors cut it: first ``<`` to first ``>``."""
+    return event[event.index("<") + 1 : event.index(">")]
+
+
+def _check_event(event: object, where: str) -> str:
+    if not isinstance(event, str) or not event.strip():
+        raise DataFormatError(f"{where}: field 'event' must be a non-empty string.")
+    start, end = event.find("<"), event.find(">")
+    if start < 0 or end < start + 2:
+        raise DataFormatError(
+            f"{where}: field 'event' must mark the instance as <...> (got {event!r})."
+        )
+    return event
+
+
+def _record_type(record: dict[str, Any], relation: str, where: str) -> str:
+    value = record.get("type", relation if relation in TYPES else None)
+    if value not in TYPES:
+        raise DataFormatError(
+            f"{where}: field 'type' must be one of {', '.join(TYPES)} (got {value!r}); "
+            "the merged files need it on every record."
+        )
+    return str(value)
+
+
+def _label(value: object, where: str) -> int:
+    if isinstance(value, bool) or str(value).strip() not in {"0", "1"}:
+        raise DataFormatError(f"{where}: field 'label' must be 0 or 1 (got {value!r}).")
+    return int(str(value).strip())
+
+
+def _concept(value: object, where: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise DataFormatError(f"{where}: field 'concept' must be a non-empty string.")
+    return value
+
+
+def read_jsonl(path: Path) -> list[tuple[str, dict[str, Any]]]:
+    """(location, record) for each non-blank line; the location names file and line."""
+    records = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as err:
+        raise DataFormatError(f"{path}: not UTF-8 text ({err}).") from err
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}, line {number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataFormatError(f"{where}: not a JSON object ({err.msg}).") from err
+        if not isinstance(record, dict):
+            raise DataFormatError(f"{where}: not a JSON object.")
+        records.append((where, record))
+    if not records:
+        raise DataFormatError(f"{path}: the file holds no records.")
+    return records
+
+
+def read_detection(path: Path, relation: str, id_prefix: str) -> list[DetectionItem]:
+    return [
+        DetectionItem(
+            item_id=f"{id_prefix}:{position}",
+            event=_check_event(record.get("event"), where),
+            concept=_concept(record.get("concept"), where),
+            label=_label(record.get("label"), where),
+            type=_record_type(record, relation, where),
+        )
+        for position, (where, record) in enumerate(read_jsonl(path))
+    ]
+
+
+def split_references(concept: str, where: str) -> tuple[str, ...]:
+    """The gold concepts of a generation record, stripped as the authors' scorer does."""
+    references = tuple(part.strip() for part in concept.split(REFERENCE_SEPARATOR))
+    if not all(references):
+        raise DataFormatError(
+            f"{where}: field 'concept' has an empty reference between {REFERENCE_SEPARATOR} "
+            f"separators ({concept!r})."
+        )
+    return references
+
+
+def read_generation(path: Path, relation: str, id_prefix: str) -> list[GenerationItem]:
+    return [
+        GenerationItem(
+            item_id=f"{id_prefix}:{position}",
+            event=_check_event(record.get("event"), where),
+            references=split_references(_concept(record.get("concept"), where), where),
+            type=_record_type(record, relation, where),
+        )
+        for position, (where, record) in enumerate(read_jsonl(path))
+    ]
+
+
+def check_split(split: str) -> str:
+    if split not in ("test", "valid"):
+        raise ConfigError(f"split={split!r}: AbsPyramid tasks evaluate on 'test' or 'valid'.")
+    return split
+
+
+def load_items(
+    spec: AbsTaskSpec, split: str = "test", data_dir: str | os.PathLike[str] | None = None
+) -> list[DetectionItem] | list[GenerationItem]:
+    """The evaluation items of a task (the test split by default)."""
+    name = file_name(spec.kind, spec.relation, check_split(split))
+    path = resolve_hub_files(ABSPYRAMID_DATASET, [name], data_dir)[name]
+    prefix = f"{spec.relation}:{split}"
+    if spec.kind == DETECTION:
+        return read_detection(path, spec.relation, prefix)
+    return read_generation(path, spec.relation, prefix)
+
+
+def load_demonstrations(
+    relation: str, data_dir: str | os.PathLike[str] | None = None
+) -> dict[str, list[DetectionItem]]:
+    """The 10 in-context demonstrations per type: the first records of the train split.
+
+    For ``all`` (the merged files), each type's first 10 records of the merged train split,
+    so that every item is shown demonstrations of its own relation and instruction.
+    """
+    name = file_name(DETECTION, relation, "train")
+    path = resolve_hub_files(ABSPYRAMID_DATASET, [name], data_dir)[name]
+    train = read_detection(path, relation, f"{relation}:train")
+    wanted = TYPES if relation == "all" else (relation,)
+    demos = {kind: [item for item in train if item.type == kind][:ICL_SHOTS] for kind in wanted}
+    short = [kind for kind, items in demos.items() if len(items) < ICL_SHOTS]
+    if short:
+        raise DataFormatError(
+            f"{path}: the 10-shot tasks need {ICL_SHOTS} train records of type "
+            f"{', '.join(short)}; the file has fewer."
+        )
+    return demos

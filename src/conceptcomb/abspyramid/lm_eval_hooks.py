@@ -1,0 +1,94 @@
+"""lm-eval adapter for AbsPyramid: the functions the YAML in ``task_yaml/`` points at.
+
+* `load_dataset` builds the docs with their rendered prompts (``custom_dataset``; options
+  ``data_dir`` and ``split`` come from ``--metadata``),
+* `DemoSampler` hands lm-eval each doc's own in-context demonstrations (``_icl`` tasks),
+* `process_results` scores one doc; macro-F1, ROC-AUC and BLEU are corpus-level, so each
+  doc passes its (label, prediction) or (prediction, references) to the aggregations below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import datasets
+from lm_eval.api.samplers import ContextSampler
+
+from conceptcomb.abspyramid import metrics as m
+from conceptcomb.abspyramid.scoring import (
+    build_docs,
+    score_detection_reply,
+    score_generation_reply,
+    score_loglikelihoods,
+)
+from conceptcomb.abspyramid.tasks import DETECTION, spec_by_name
+from conceptcomb.common.errors import ConfigError
+
+
+def load_dataset(abspyramid_task: str, **metadata: Any) -> datasets.DatasetDict:
+    """``custom_dataset``: lm-eval passes --metadata and --model_args as keywords."""
+    spec = spec_by_name(abspyramid_task)
+    docs = build_docs(spec, str(metadata.get("split") or "test"), metadata.get("data_dir"))
+    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
+
+
+class DemoSampler(ContextSampler):
+    """The demonstrations stored in the evaluated doc (the first train records, in order).
+
+    lm-eval hands a sampler the evaluated doc only when the few-shot split is the test
+    split, which the ``_icl`` YAML declares; the pool lm-eval builds from it is not used.
+    """
+
+    def sample(self, n: int, eval_doc: dict[str, Any] | None = None, **kwargs: Any) -> list:
+        if eval_doc is None or "demos" not in eval_doc:
+            raise ConfigError(
+                "AbsPyramid in-context tasks need fewshot_split equal to test_split (the "
+                "demonstrations travel with each doc); do not override them."
+            )
+        return list(eval_doc["demos"])[:n]
+
+
+def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    spec = spec_by_name(str(doc["task"]))
+    if spec.kind != DETECTION:
+        prediction, item = score_generation_reply(doc, str(results[0]))
+        pair = (prediction, list(doc["references"]))
+        return {m.BLEU1: pair, m.BLEU2: pair, m.BLEU_BP: pair, **item}
+    if spec.generative:
+        detection = score_detection_reply(spec, doc, str(results[0]))
+    else:
+        # multiple_choice over ["No", "Yes"]: one (loglikelihood, is_greedy) per choice.
+        (ll_no, _), (ll_yes, _) = results
+        detection = score_loglikelihoods(doc, ll_no, ll_yes)
+    values: dict[str, Any] = {
+        **detection.item_metrics(),
+        m.MACRO_F1: (detection.label, detection.pred),
+    }
+    if not spec.generative:
+        values[m.AUC] = (detection.label, detection.p_yes)
+    return values
+
+
+def macro_f1(pairs: Sequence[Sequence[int]]) -> float:
+    return m.macro_f1([int(y) for y, _ in pairs], [int(p) for _, p in pairs])
+
+
+def auc(pairs: Sequence[Sequence[float]]) -> float:
+    return m.roc_auc([int(y) for y, _ in pairs], [float(p) for _, p in pairs])
+
+
+def _bleu(pairs: Sequence[Sequence[Any]]) -> dict[str, float]:
+    return m.bleu_metrics([str(p) for p, _ in pairs], [list(refs) for _, refs in pairs])
+
+
+def bleu1(pairs: Sequence[Sequence[Any]]) -> float:
+    return _bleu(pairs)[m.BLEU1]
+
+
+def bleu2(pairs: Sequence[Sequence[Any]]) -> float:
+    return _bleu(pairs)[m.BLEU2]
+
+
+def bleu_bp(pairs: Sequence[Sequence[Any]]) -> float:
+    return _bleu(pairs)[m.BLEU_BP]

@@ -1,0 +1,107 @@
+"""Framework-agnostic AbsPyramid items and scoring, shared by the lm-eval and Inspect adapters.
+
+`build_docs` renders every item of a task into a flat record (prompt, answer, demonstrations)
+that lm-eval uses as its doc and Inspect keeps as sample metadata; `score_detection_reply`,
+`score_loglikelihoods` and `score_generation_reply` turn a model's output into per-item
+results, and `metrics` aggregates them, so the two frameworks give the same numbers for
+the same outputs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from conceptcomb.abspyramid.answers import first_line, parse_yes_no
+from conceptcomb.abspyramid.data import (
+    DetectionItem,
+    GenerationItem,
+    load_demonstrations,
+    load_items,
+)
+from conceptcomb.abspyramid.metrics import (
+    Detection,
+    from_answer,
+    from_probability,
+    generation_item_metrics,
+    p_yes_from_loglikelihoods,
+)
+from conceptcomb.abspyramid.prompts import (
+    answer_of,
+    detection_instruction,
+    detection_prompt,
+    detection_question,
+    generation_prompt,
+)
+from conceptcomb.abspyramid.tasks import COT, DETECTION, ICL, AbsTaskSpec
+
+
+def detection_doc(
+    spec: AbsTaskSpec, item: DetectionItem, demos: Mapping[str, list[DetectionItem]]
+) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        **item.as_doc(),
+        "task": spec.name,
+        "prompt": detection_prompt(spec, item),
+        "question": detection_question(spec, item),
+        "answer": answer_of(item),
+    }
+    if spec.method == ICL:
+        doc["instruction"] = detection_instruction(spec, item.type)
+        doc["demos"] = [
+            {"question": detection_question(spec, demo), "answer": answer_of(demo)}
+            for demo in demos[item.type]
+        ]
+    return doc
+
+
+def generation_doc(spec: AbsTaskSpec, item: GenerationItem) -> dict[str, Any]:
+    return {
+        **item.as_doc(),
+        "task": spec.name,
+        "prompt": generation_prompt(item),
+        # Shown as the target in logs; scoring uses every reference.
+        "answer": item.references[0],
+    }
+
+
+def build_docs(
+    spec: AbsTaskSpec, split: str = "test", data_dir: str | os.PathLike[str] | None = None
+) -> list[dict[str, Any]]:
+    """One record per item of the task, with its rendered prompt(s)."""
+    items = load_items(spec, split, data_dir)
+    if spec.kind != DETECTION:
+        return [generation_doc(spec, item) for item in items]  # type: ignore[arg-type]
+    demos = load_demonstrations(spec.relation, data_dir) if spec.method == ICL else {}
+    return [detection_doc(spec, item, demos) for item in items]  # type: ignore[arg-type]
+
+
+def score_detection_reply(spec: AbsTaskSpec, doc: Mapping[str, Any], reply: str) -> Detection:
+    return from_answer(int(doc["label"]), parse_yes_no(reply, reasoning_first=spec.method == COT))
+
+
+def score_loglikelihoods(doc: Mapping[str, Any], ll_no: float, ll_yes: float) -> Detection:
+    return from_probability(int(doc["label"]), p_yes_from_loglikelihoods(ll_no, ll_yes))
+
+
+def p_yes_from_top_logprobs(top: Sequence[tuple[str, float]]) -> float:
+    """P(Yes) from the first generated token's alternatives: Yes-tokens against No-tokens.
+
+    Tokens are compared stripped and lower-cased (" Yes", "yes" and "YES" all count as Yes).
+    NaN when neither answer is among the alternatives.
+    """
+    mass = {"yes": 0.0, "no": 0.0}
+    for token, logprob in top:
+        word = token.strip().lower()
+        if word in mass:
+            mass[word] += math.exp(logprob)
+    total = mass["yes"] + mass["no"]
+    return mass["yes"] / total if total > 0 else float("nan")
+
+
+def score_generation_reply(doc: Mapping[str, Any], reply: str) -> tuple[str, dict[str, float]]:
+    """The prediction (first non-empty line) and its per-item ROUGE/METEOR values."""
+    prediction = first_line(reply)
+    return prediction, generation_item_metrics(prediction, list(doc["references"]))

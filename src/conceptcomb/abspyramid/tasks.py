@@ -1,0 +1,97 @@
+"""The AbsPyramid task names, shared by lm-eval and Inspect.
+
+Detection, ``abspyramid_det_<relation><variant>``:
+
+* no suffix: log-likelihood of " Yes" / " No" after the paper's zero-shot prompt (Table 12a);
+  the only variant that yields ROC-AUC from a probability, like the fine-tuned rows of Table 4;
+* ``_zs``, ``_cot``, ``_icl``: generated answers with the paper's zero-shot, chain-of-thought
+  (Table 12b) and 10-shot in-context prompts, like the ChatGPT rows of Table 4;
+* ``_nli``, ``_nli_cot``: the NLI-format prompt of Table 11 (zero-shot, CoT), Table 10.
+
+Generation, ``abspyramid_gen_<relation>``: the prompt of the authors' generator (Tables 7,
+19-21). ``<relation>`` is noun, verb, event or all (the authors' merged files, Table 5).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RELATIONS = ("noun", "verb", "event", "all")
+TYPES = ("noun", "verb", "event")
+# Folder of each relation in the hub repository ("all" is their merged_dataset).
+FOLDERS = {"noun": "noun_dataset", "verb": "verb_dataset", "event": "event_dataset"}
+FOLDERS["all"] = "merged_dataset"
+SPLITS = ("train", "valid", "test")
+EVAL_SPLITS = ("test", "valid")
+
+DETECTION = "detection"
+GENERATION = "generation"
+LOGLIKELIHOOD, ZERO_SHOT, COT, ICL = "ll", "zs", "cot", "icl"
+ABS_PROMPT, NLI_PROMPT = "abs", "nli"
+# (method, prompt) -> task-name suffix; the NLI prompt is published for zero-shot and CoT only.
+DETECTION_VARIANTS = {
+    (LOGLIKELIHOOD, ABS_PROMPT): "",
+    (ZERO_SHOT, ABS_PROMPT): "_zs",
+    (COT, ABS_PROMPT): "_cot",
+    (ICL, ABS_PROMPT): "_icl",
+    (ZERO_SHOT, NLI_PROMPT): "_nli",
+    (COT, NLI_PROMPT): "_nli_cot",
+}
+ICL_SHOTS = 10
+GROUP_NAME = "abspyramid"
+TASK_VERSION = "1.0"
+
+
+@dataclass(frozen=True)
+class AbsTaskSpec:
+    kind: str  # DETECTION or GENERATION
+    relation: str
+    method: str = LOGLIKELIHOOD
+    prompt: str = ABS_PROMPT
+
+    @property
+    def name(self) -> str:
+        if self.kind == GENERATION:
+            return f"abspyramid_gen_{self.relation}"
+        return f"abspyramid_det_{self.relation}{DETECTION_VARIANTS[(self.method, self.prompt)]}"
+
+    @property
+    def generative(self) -> bool:
+        """True when the model generates text (every task but log-likelihood detection)."""
+        return not (self.kind == DETECTION and self.method == LOGLIKELIHOOD)
+
+    @property
+    def max_tokens(self) -> int:
+        if self.kind == GENERATION:
+            return 10  # the authors' max_target_length
+        # Reasoning needs room; a bare Yes/No answer does not (first Yes/No is read).
+        return 512 if self.method == COT else 32
+
+    def describe(self) -> str:
+        if self.kind == GENERATION:
+            return f"AbsPyramid abstraction generation ({self.relation})"
+        prompt = "NLI-format" if self.prompt == NLI_PROMPT else "abstraction"
+        return f"AbsPyramid abstraction detection ({self.relation}, {prompt} prompt, {self.method})"
+
+
+def all_specs() -> list[AbsTaskSpec]:
+    specs = [
+        AbsTaskSpec(DETECTION, relation, method, prompt)
+        for relation in RELATIONS
+        for method, prompt in DETECTION_VARIANTS
+    ]
+    return specs + [AbsTaskSpec(GENERATION, relation) for relation in RELATIONS]
+
+
+def default_specs() -> list[AbsTaskSpec]:
+    """The group: log-likelihood detection and generation, each relation and all."""
+    detection = [AbsTaskSpec(DETECTION, relation) for relation in RELATIONS]
+    return detection + [AbsTaskSpec(GENERATION, relation) for relation in RELATIONS]
+
+
+def spec_by_name(name: str) -> AbsTaskSpec:
+    for spec in all_specs():
+        if spec.name == name:
+            return spec
+    known = ", ".join(spec.name for spec in all_specs())
+    raise KeyError(f"{name!r} is not an AbsPyramid task; the tasks are: {known}")

@@ -1,0 +1,110 @@
+"""The paper's prompts (Tables 11, 12) and the generator's prompt, on real records."""
+
+from __future__ import annotations
+
+import pytest
+
+from conceptcomb.abspyramid.data import DetectionItem, GenerationItem
+from conceptcomb.abspyramid.prompts import detection_prompt, generation_prompt
+from conceptcomb.abspyramid.tasks import (
+    COT,
+    DETECTION,
+    LOGLIKELIHOOD,
+    NLI_PROMPT,
+    ZERO_SHOT,
+    AbsTaskSpec,
+)
+from tests.abspyramid.conftest import real_records
+
+
+def _real(kind: str, index: int = 0) -> DetectionItem:
+    record = [r for r in real_records() if r["type"] == kind][index]
+    return DetectionItem("x", record["event"], record["concept"], record["label"], kind)
+
+
+NOUN, EVENT = _real("noun"), _real("event")
+HYPERNYMS = "Hypernyms are words with a broad meaning, which more specific words fall under."
+
+
+def test_zero_shot_abstraction_prompt_noun() -> None:
+    """Table 12a: instruction, then the question with the raw event (markers kept)."""
+    spec = AbsTaskSpec(DETECTION, "noun", ZERO_SHOT)
+    assert detection_prompt(spec, NOUN) == (
+        'Identify the hypernym of a specific noun and provide a "Yes" or "No" response. '
+        f'{HYPERNYMS} In the sentence "<faxes of lists> become available," does the meaning '
+        'of "office supplies" encompass "faxes of lists?"'
+    )
+    # The log-likelihood variant scores " Yes" / " No" after the same prompt.
+    assert detection_prompt(AbsTaskSpec(DETECTION, "noun", LOGLIKELIHOOD), NOUN) == (
+        detection_prompt(spec, NOUN)
+    )
+
+
+def test_zero_shot_abstraction_prompt_verb_and_event() -> None:
+    verb = _real("verb")
+    assert detection_prompt(AbsTaskSpec(DETECTION, "verb", ZERO_SHOT), verb) == (
+        'Identify the hypernym of a specific verb and provide a "Yes" or "No" response. '
+        f'{HYPERNYMS} In the sentence "PersonX was <gunned> down by firing simultaneously," '
+        'does the meaning of "shoot" encompass "gunned?"'
+    )
+    assert detection_prompt(AbsTaskSpec(DETECTION, "event", ZERO_SHOT), EVENT) == (
+        'Identify abstract descriptions of specific sentences, and provide a "Yes" or "No" '
+        'response. Can we consider "challenges arising" as an abstract description of the '
+        'sentence "<things were going wrong>?"'
+    )
+
+
+def test_chain_of_thought_prompts() -> None:
+    """Table 12b: no "provide a response" in the instruction; the two steps at the end."""
+    assert detection_prompt(AbsTaskSpec(DETECTION, "noun", COT), NOUN) == (
+        f'Identify the hypernym of a specific noun. {HYPERNYMS} In the sentence "<faxes of '
+        'lists> become available," does the meaning of "office supplies" encompass "faxes of '
+        "lists?\" Step 1: Let's think about the meanings of those words. Step 2: Provide a "
+        '"Yes" or "No" response.'
+    )
+    assert detection_prompt(AbsTaskSpec(DETECTION, "event", COT), EVENT).endswith(
+        "Step 1: Let's think about the meanings of the sentence and the abstract description. "
+        'Step 2: Provide a "Yes" or "No" response.'
+    )
+
+
+def test_nli_format_prompts() -> None:
+    """Table 11: premise = event without markers, hypothesis = instance replaced by concept."""
+    assert detection_prompt(AbsTaskSpec(DETECTION, "noun", ZERO_SHOT, NLI_PROMPT), NOUN) == (
+        'Identify entailment and provide a "Yes" or "No" response. Entailment is about '
+        'determining whether a "hypothesis" is true given a "premise." Given the premise '
+        '"faxes of lists become available," can we know the hypothesis "office supplies '
+        'become available?"'
+    )
+    # For an event the tail event is the concept itself (the authors' NLI construction).
+    cot = detection_prompt(AbsTaskSpec(DETECTION, "event", COT, NLI_PROMPT), EVENT)
+    assert cot == (
+        'Identify entailment, which is about determining whether a "hypothesis" is true given '
+        'a "premise." Given the premise "things were going wrong," can we know the hypothesis '
+        '"challenges arising?" Step 1: Let\'s think about meanings of those sentences. '
+        'Step 2: Provide a "Yes" or "No" response.'
+    )
+
+
+@pytest.mark.parametrize(
+    ("event", "kind", "expected"),
+    [
+        (
+            "the <flames> were so hot",
+            "noun",
+            'In the sentence "the flames were so hot," flames is an instance of',
+        ),
+        (
+            "PersonX <respect> everyone",
+            "verb",
+            'In the sentence "PersonX respect everyone," respect is an instance of',
+        ),
+        (
+            "<nothing seemed impossible>",
+            "event",
+            'The sentence "nothing seemed impossible" is an instance of',
+        ),
+    ],
+)
+def test_generation_prompt_of_the_authors_generator(event: str, kind: str, expected: str) -> None:
+    assert generation_prompt(GenerationItem("x", event, ("ref",), kind)) == expected
