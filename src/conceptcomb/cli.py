@@ -3,6 +3,7 @@
 conceptcomb demo                  # CCPT on the packaged SmolLM2 with the local judge
 conceptcomb data fetch ccpt       # download and check the pinned CCPT files
 conceptcomb data verify ccpt --data-dir DIR
+conceptcomb data fetch mcrae; conceptcomb data fetch esslli08-nouns
 conceptcomb tasks-path            # the folder to pass to lm_eval --include_path
 """
 
@@ -21,9 +22,15 @@ from conceptcomb.ccpt.data import CCPT_DATASET
 from conceptcomb.ccpt.tasks import all_specs
 from conceptcomb.common.datafiles import PinnedDataset, resolve_files
 from conceptcomb.common.errors import ConceptcombError
+from conceptcomb.mcrae.data import ESSLLI_NOUNS_DATASET, MCRAE_DATASET
 from conceptcomb.scorers.judges import packaged_smollm2_gguf
 
-DATASETS: dict[str, PinnedDataset] = {CCPT_DATASET.key: CCPT_DATASET}
+DATASETS: dict[str, PinnedDataset] = {
+    CCPT_DATASET.key: CCPT_DATASET,
+    "mcrae": MCRAE_DATASET,
+    # Same data folder (mcrae/) as the norms, another upstream repository.
+    "esslli08-nouns": ESSLLI_NOUNS_DATASET,
+}
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
