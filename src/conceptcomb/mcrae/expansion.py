@@ -31,6 +31,7 @@ from typing import Any
 
 import lemminflect
 
+from conceptcomb.common.errors import DataFormatError
 from conceptcomb.common.wordnet import wordnet
 
 # NLTK's English stopword list (function words), plus "cannot". Content words are the rest.
@@ -111,7 +112,7 @@ def feature_heads(feature: str) -> tuple[str, ...]:
         if words and words[-1] not in heads:
             heads.append(words[-1])
     if not heads:
-        raise ValueError(f"feature {feature!r} has no content word")
+        raise DataFormatError(f"McRae feature {feature!r} has no content word to match.")
     return tuple(heads)
 
 
