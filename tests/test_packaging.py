@@ -69,8 +69,11 @@ def test_wheel_puts_the_tasks_where_lm_eval_finds_them(fresh_env: Path, tmp_path
     assert ours.startswith(str(fresh_env.parent)) and theirs.startswith(str(fresh_env.parent))
     listing = run(fresh_env, "lm_eval", "ls", "tasks", cwd=tmp_path)
     assert listing.returncode == 0, listing.stderr[-2000:]
-    for name in ("ccpt_pi_emergent", "ccpt_pi_canceled", "ccpt_npc_emergent", "ccpt_tp", "ccpt"):
-        assert name in listing.stdout
+    expected = ("ccpt_pi_emergent", "ccpt_pi_canceled", "ccpt_npc_emergent", "ccpt_tp", "ccpt",
+                "abspyramid_det_noun", "abspyramid_gen_all", "abspyramid",
+                "mcrae_esslli44", "mcrae_all")  # fmt: skip
+    for name in expected:
+        assert name in listing.stdout, name
 
 
 def test_inspect_finds_the_tasks_by_entry_point(fresh_env: Path, tmp_path: Path) -> None:

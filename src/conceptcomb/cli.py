@@ -6,6 +6,7 @@ conceptcomb judge calibrate [judge options] [--n 300] [--seed 0]
 conceptcomb data fetch ccpt       # download and check the pinned CCPT files
 conceptcomb data verify ccpt --data-dir DIR
 conceptcomb data fetch abspyramid # download the AbsPyramid hub files at the pinned revision
+conceptcomb data fetch mcrae; conceptcomb data fetch esslli08-nouns
 conceptcomb tasks-path            # the folder to pass to lm_eval --include_path
 """
 
@@ -26,10 +27,17 @@ from conceptcomb.ccpt.tasks import all_specs
 from conceptcomb.common.datafiles import PinnedDataset, resolve_files
 from conceptcomb.common.errors import ConceptcombError
 from conceptcomb.common.hubfiles import HubDataset, file_digests, resolve_hub_files
+from conceptcomb.common.results import ScoreReport
+from conceptcomb.mcrae.data import ESSLLI_NOUNS_DATASET, MCRAE_DATASET
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.judges import packaged_smollm2_gguf
 
-DATASETS: dict[str, PinnedDataset] = {CCPT_DATASET.key: CCPT_DATASET}
+DATASETS: dict[str, PinnedDataset] = {
+    CCPT_DATASET.key: CCPT_DATASET,
+    "mcrae": MCRAE_DATASET,
+    # Same data folder (mcrae/) as the norms, another upstream repository.
+    "esslli08-nouns": ESSLLI_NOUNS_DATASET,
+}
 # Datasets published only on the Hugging Face hub: revision pinned, no sha256 to check.
 HUB_DATASETS: dict[str, HubDataset] = {ABSPYRAMID_DATASET.key: ABSPYRAMID_DATASET}
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -129,20 +137,23 @@ def judge_settings(args: argparse.Namespace) -> JudgeSettings:
     return JudgeSettings.resolve(options)
 
 
-def rescorer(task: str):
-    """The rescoring function of the benchmark a task name belongs to."""
-    if task.startswith("ccpt_"):
-        from conceptcomb.ccpt.rescore import rescore
+def rescore(args: argparse.Namespace) -> ScoreReport:
+    """Score saved replies with the rescoring function of the task's benchmark."""
+    predictions = Path(args.predictions)
+    if args.task.startswith("ccpt_"):
+        from conceptcomb.ccpt.rescore import rescore as rescore_ccpt
 
-        return rescore
-    known = ", ".join(spec.name for spec in all_specs())
-    raise ConceptcombError(f"{task}: `conceptcomb score` knows these tasks: {known}.")
+        return rescore_ccpt(args.task, predictions, judge_settings(args), args.samples_output)
+    if args.task.startswith("mcrae_"):
+        from conceptcomb.mcrae.rescore import score_report
+
+        return score_report(args.task, predictions)
+    known = ", ".join([*(spec.name for spec in all_specs()), "mcrae_esslli44", "mcrae_all"])
+    raise ConceptcombError(f"{args.task}: `conceptcomb score` knows these tasks: {known}.")
 
 
 def run_score(args: argparse.Namespace) -> int:
-    report = rescorer(args.task)(
-        args.task, Path(args.predictions), judge_settings(args), args.samples_output
-    )
+    report = rescore(args)
     print(report.table())
     if report.usage:
         print(f"[conceptcomb] {_usage_line(report.usage)}")
@@ -185,12 +196,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=run_demo)
 
     score = commands.add_parser("score", help="score saved replies without rerunning the model")
-    score.add_argument("task", help="task name, e.g. ccpt_pi_emergent")
+    score.add_argument("task", help="task name, e.g. ccpt_pi_emergent or mcrae_esslli44")
     score.add_argument(
         "--predictions",
         required=True,
         help="lm-eval samples_<task>_*.jsonl, an Inspect log, or a JSONL of "
-        '{"doc": {...}, "response": "..."} lines',
+        '{"doc": {...}, "response": "..."} lines (CCPT); for McRae also the ESSLLI 2008 '
+        "'concept property score' format",
     )
     score.add_argument("--output", help="write the metrics (and judge usage) as JSON")
     score.add_argument("--samples-output", type=Path, help="write per-item scores as JSONL")

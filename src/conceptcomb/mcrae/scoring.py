@@ -1,0 +1,84 @@
+"""Framework-agnostic core: the concepts of a task with their gold, docs, and reply scoring.
+
+lm-eval (``process_results``), Inspect (the scorer) and `rescore` all call `score_reply` or
+`score_properties`, one concept at a time, and average over concepts.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from conceptcomb.common.errors import ConfigError
+from conceptcomb.mcrae.answers import parse_properties
+from conceptcomb.mcrae.data import TERMS_OF_USE, load_esslli_nouns, load_norms, mcrae_name
+from conceptcomb.mcrae.expansion import DEFAULT_SENSES, SENSES
+from conceptcomb.mcrae.gold import ConceptGold, build_gold, check_tie_rule
+from conceptcomb.mcrae.metrics import concept_metrics
+from conceptcomb.mcrae.prompts import user_prompt
+from conceptcomb.mcrae.tasks import ESSLLI44, McraeTaskSpec
+
+TERMS_LINE = f"[conceptcomb] Terms of use of the data: {TERMS_OF_USE}"
+
+
+def check_senses(senses: str | None) -> str:
+    value = senses or DEFAULT_SENSES
+    if value not in SENSES:
+        raise ConfigError(f"senses={senses!r}: use one of {', '.join(SENSES)}.")
+    return value
+
+
+def load_golds(
+    spec: McraeTaskSpec,
+    data_dir: str | os.PathLike[str] | None = None,
+    tie_rule: str | None = None,
+    senses: str | None = None,
+) -> list[ConceptGold]:
+    """Every concept of the task with its gold features, in the data's order."""
+    rule, sense_rule = check_tie_rule(tie_rule), check_senses(senses)
+    norms = load_norms(data_dir)
+    if spec.concepts == ESSLLI44:
+        concepts = [(noun, mcrae_name(noun)) for noun in load_esslli_nouns(data_dir)]
+        missing = [noun for noun, name in concepts if name not in norms]
+        if missing:
+            raise ConfigError(f"ESSLLI nouns missing from the McRae norms: {', '.join(missing)}")
+    else:
+        concepts = [(name, name) for name in norms]
+    return [build_gold(noun, norms[name], rule, sense_rule) for noun, name in concepts]
+
+
+def build_doc(spec: McraeTaskSpec, gold: ConceptGold, tie_rule: str, senses: str) -> dict:
+    return {
+        "task": spec.name,
+        "concept": gold.concept,
+        "mcrae_concept": gold.mcrae_concept,
+        "prompt": user_prompt(gold.concept),
+        "target": "\n".join(feature.feature for feature in gold.features),
+        "tie_rule": tie_rule,
+        "senses": senses,
+        "gold": gold.as_doc(),
+    }
+
+
+def build_docs(
+    spec: McraeTaskSpec,
+    data_dir: str | os.PathLike[str] | None = None,
+    tie_rule: str | None = None,
+    senses: str | None = None,
+) -> list[dict[str, Any]]:
+    rule, sense_rule = check_tie_rule(tie_rule), check_senses(senses)
+    golds = load_golds(spec, data_dir, rule, sense_rule)
+    return [build_doc(spec, gold, rule, sense_rule) for gold in golds]
+
+
+def score_properties(gold: ConceptGold, properties: list[str]) -> dict[str, float]:
+    return concept_metrics(gold, properties)
+
+
+def score_reply(gold: ConceptGold, reply: str) -> dict[str, float]:
+    """A model's reply -> its ranked properties -> the concept's metrics."""
+    return concept_metrics(gold, parse_properties(reply))
+
+
+def gold_of_doc(doc: dict[str, Any], origin: str = "document") -> ConceptGold:
+    return ConceptGold.from_doc(doc["gold"], origin=origin)

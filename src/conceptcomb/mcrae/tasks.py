@@ -1,0 +1,39 @@
+"""The McRae task names, shared by lm-eval and Inspect.
+
+``mcrae_esslli44``: the ESSLLI 2008 property-generation task (44 concrete nouns).
+``mcrae_all``: the same task over all 541 concepts of the McRae norms (beyond the seed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TASK_VERSION = "1.0"
+ESSLLI44 = "esslli44"
+ALL = "all"
+
+
+@dataclass(frozen=True)
+class McraeTaskSpec:
+    concepts: str  # ESSLLI44 or ALL
+
+    @property
+    def name(self) -> str:
+        return f"mcrae_{self.concepts}"
+
+    @property
+    def max_tokens(self) -> int:
+        # 30+ properties of a few words each, one per line, with room for numbering.
+        return 512
+
+
+def all_specs() -> list[McraeTaskSpec]:
+    return [McraeTaskSpec(ESSLLI44), McraeTaskSpec(ALL)]
+
+
+def spec_by_name(name: str) -> McraeTaskSpec:
+    for spec in all_specs():
+        if spec.name == name:
+            return spec
+    known = ", ".join(spec.name for spec in all_specs())
+    raise KeyError(f"{name!r} is not a McRae task; the tasks are: {known}")
