@@ -58,6 +58,22 @@ class JudgeCache:
             ).fetchone()
         return (float(row[0]), str(row[1])) if row else None
 
+    def get_many(self, judge_identity: str, prompts: list[str]) -> dict[str, tuple[float, str]]:
+        """Cached answers among ``prompts`` (one query per 500, not one per prompt)."""
+        keys = {cache_key(judge_identity, prompt): prompt for prompt in prompts}
+        found: dict[str, tuple[float, str]] = {}
+        ordered = list(keys)
+        for start in range(0, len(ordered), 500):
+            chunk = ordered[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            with self._lock:
+                rows = self._conn.execute(
+                    f"SELECT key, rating, reply FROM ratings WHERE key IN ({marks})", chunk
+                ).fetchall()
+            for key, rating, reply in rows:
+                found[keys[key]] = (float(rating), str(reply))
+        return found
+
     def put(self, judge_identity: str, prompt: str, rating: float, reply: str) -> None:
         key = cache_key(judge_identity, prompt)
         with self._lock:

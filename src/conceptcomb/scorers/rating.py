@@ -91,6 +91,7 @@ class RatingSession:
         self.progress = progress
         self._semaphore = asyncio.Semaphore(concurrency)
         self._answers: dict[str, asyncio.Future[JudgeReply]] = {}
+        self._prefetched: dict[str, JudgeReply] = {}
 
     async def rate(self, prompt: str) -> JudgeReply:
         pending = self._answers.get(prompt)
@@ -101,7 +102,11 @@ class RatingSession:
         self._answers[prompt] = future
         self.usage.questions += 1
         try:
-            reply = await self._answer(prompt)
+            reply = self._prefetched.pop(prompt, None)
+            if reply is not None:
+                self.usage.cache_hits += 1
+            else:
+                reply = await self._answer(prompt)
         except BaseException as err:
             future.set_exception(err)
             self._answers.pop(prompt, None)
@@ -115,10 +120,21 @@ class RatingSession:
         asked = list(prompts)
         unique = list(dict.fromkeys(asked))
         self.usage.deduplicated += len(asked) - len(unique)
+        await self._prefetch(unique)
         replies = await asyncio.gather(*(self.rate(prompt) for prompt in unique))
         return dict(zip(unique, replies, strict=True))
 
+    async def _prefetch(self, prompts: list[str]) -> None:
+        """Answer every cached prompt with one lookup, before any request goes out."""
+        fresh = [prompt for prompt in prompts if prompt not in self._answers]
+        if self.cache is None or len(fresh) < 2:
+            return
+        hits = await asyncio.to_thread(self.cache.get_many, self.judge.identity, fresh)
+        for prompt, (rating, reply) in hits.items():
+            self._prefetched[prompt] = JudgeReply(rating=rating, reply=reply, from_cache=True)
+
     async def _answer(self, prompt: str) -> JudgeReply:
+        """From the cache, else from the judge (then cached at once)."""
         if self.cache is not None:
             hit = await asyncio.to_thread(self.cache.get, self.judge.identity, prompt)
             if hit is not None:

@@ -132,6 +132,7 @@ class LoopbackServer:
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._stop: asyncio.Event | None = None
+        self._handlers: set[asyncio.Task[None]] = set()
 
     @property
     def base_url(self) -> str:
@@ -151,6 +152,10 @@ class LoopbackServer:
         self._ready.set()
         async with server:
             await self._stop.wait()
+        # Connections still open (a stalled request, an idle keep-alive): end them cleanly.
+        for task in list(self._handlers):
+            task.cancel()
+        await asyncio.gather(*self._handlers, return_exceptions=True)
 
     def start(self) -> LoopbackServer:
         def run() -> None:
@@ -181,6 +186,9 @@ class LoopbackServer:
 
     # --- HTTP ----------------------------------------------------------------------------
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        task = asyncio.current_task()
+        if task is not None:
+            self._handlers.add(task)
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
@@ -193,8 +201,11 @@ class LoopbackServer:
                     break
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
             pass  # the client went away (e.g. it timed out on a stalled request)
+        except asyncio.CancelledError:
+            pass  # the server is stopping
         finally:
             writer.close()
+            self._handlers.discard(task)  # type: ignore[arg-type]
 
     async def _route(self, method: str, path: str, body: bytes) -> bytes:
         path = path.rstrip("/")
