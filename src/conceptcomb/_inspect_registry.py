@@ -9,5 +9,6 @@ from conceptcomb.common.offline import prime_tiktoken_cache
 prime_tiktoken_cache()
 
 from conceptcomb.ccpt.inspect_tasks import TASKS as CCPT_TASKS  # noqa: E402
+from conceptcomb.cggc.inspect_tasks import TASKS as CGGC_TASKS  # noqa: E402
 
-__all__ = ["CCPT_TASKS"]
+__all__ = ["CCPT_TASKS", "CGGC_TASKS"]

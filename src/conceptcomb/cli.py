@@ -4,6 +4,7 @@ conceptcomb demo                  # CCPT on the packaged SmolLM2 with the local 
 conceptcomb data fetch ccpt       # download and check the pinned CCPT files
 conceptcomb data verify ccpt --data-dir DIR
 conceptcomb tasks-path            # the folder to pass to lm_eval --include_path
+conceptcomb cggc build --out DIR  # build CGGC (also: cggc stats, cggc report)
 """
 
 from __future__ import annotations
@@ -19,11 +20,18 @@ import lm_eval
 
 from conceptcomb.ccpt.data import CCPT_DATASET
 from conceptcomb.ccpt.tasks import all_specs
+from conceptcomb.cggc import cli as cggc_cli
+from conceptcomb.cggc.sources import CN100K_DATASET, COMMONGEN_DATASET
 from conceptcomb.common.datafiles import PinnedDataset, resolve_files
 from conceptcomb.common.errors import ConceptcombError
 from conceptcomb.scorers.judges import packaged_smollm2_gguf
 
-DATASETS: dict[str, PinnedDataset] = {CCPT_DATASET.key: CCPT_DATASET}
+DATASETS: dict[str, PinnedDataset] = {
+    CCPT_DATASET.key: CCPT_DATASET,
+    # what CGGC is built from (`conceptcomb cggc build` fetches them when not named)
+    "cggc-commongen": COMMONGEN_DATASET,
+    "cggc-conceptnet": CN100K_DATASET,
+}
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
@@ -108,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     path = commands.add_parser("tasks-path", help="print the folder for lm_eval --include_path")
     path.set_defaults(run=lambda _: print(tasks_path()) or 0)
+
+    cggc_cli.add_commands(commands)
     return parser
 
 
