@@ -10,6 +10,7 @@ prime_tiktoken_cache()
 
 from conceptcomb.abspyramid.inspect_tasks import TASKS as ABSPYRAMID_TASKS  # noqa: E402
 from conceptcomb.ccpt.inspect_tasks import TASKS as CCPT_TASKS  # noqa: E402
+from conceptcomb.cggc.inspect_tasks import TASKS as CGGC_TASKS  # noqa: E402
 from conceptcomb.mcrae.inspect_tasks import TASKS as MCRAE_TASKS  # noqa: E402
 
-__all__ = ["ABSPYRAMID_TASKS", "CCPT_TASKS", "MCRAE_TASKS"]
+__all__ = ["ABSPYRAMID_TASKS", "CCPT_TASKS", "CGGC_TASKS", "MCRAE_TASKS"]

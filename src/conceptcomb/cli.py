@@ -8,6 +8,7 @@ conceptcomb data verify ccpt --data-dir DIR
 conceptcomb data fetch abspyramid # download the AbsPyramid hub files at the pinned revision
 conceptcomb data fetch mcrae; conceptcomb data fetch esslli08-nouns
 conceptcomb tasks-path            # the folder to pass to lm_eval --include_path
+conceptcomb cggc build --out DIR  # build CGGC (also: cggc stats, cggc report)
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import lm_eval
 from conceptcomb.abspyramid.data import ABSPYRAMID_DATASET
 from conceptcomb.ccpt.data import CCPT_DATASET
 from conceptcomb.ccpt.tasks import all_specs
+from conceptcomb.cggc import cli as cggc_cli
+from conceptcomb.cggc.sources import CN100K_DATASET, COMMONGEN_DATASET
 from conceptcomb.common.datafiles import PinnedDataset, resolve_files
 from conceptcomb.common.errors import ConceptcombError
 from conceptcomb.common.hubfiles import HubDataset, file_digests, resolve_hub_files
@@ -37,6 +40,9 @@ DATASETS: dict[str, PinnedDataset] = {
     "mcrae": MCRAE_DATASET,
     # Same data folder (mcrae/) as the norms, another upstream repository.
     "esslli08-nouns": ESSLLI_NOUNS_DATASET,
+    # what CGGC is built from (`conceptcomb cggc build` fetches them when not named)
+    "cggc-commongen": COMMONGEN_DATASET,
+    "cggc-conceptnet": CN100K_DATASET,
 }
 # Datasets published only on the Hugging Face hub: revision pinned, no sha256 to check.
 HUB_DATASETS: dict[str, HubDataset] = {ABSPYRAMID_DATASET.key: ABSPYRAMID_DATASET}
@@ -229,6 +235,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     path = commands.add_parser("tasks-path", help="print the folder for lm_eval --include_path")
     path.set_defaults(run=lambda _: print(tasks_path()) or 0)
+
+    cggc_cli.add_commands(commands)
     return parser
 
 

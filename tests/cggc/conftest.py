@@ -1,0 +1,79 @@
+"""A small CGGC dataset built once per session with the real builder, SBERT and CN-100K.
+
+The knowledge base is the part of CN-100K that can join the concepts of the first 150
+concept sets of CommonGen train and valid in one or two steps (triples between their
+concepts, and triples to nodes adjacent to two concepts of one set): about 2,800 triples
+instead of 100,000, so that the build, from an empty embedding cache, takes under a minute.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from conceptcomb.cggc.sources import read_commongen
+from tests.conftest import SHARED_DATA
+
+COMMONGEN = SHARED_DATA / "cggc" / "commongen_v1.1"
+CN100K = SHARED_DATA / "cggc" / "conceptnet100k"
+LIMIT = 150
+
+
+def small_conceptnet(target: Path, limit: int = LIMIT) -> Path:
+    refs = [r for r in read_commongen(COMMONGEN, ("train", "valid")) if r.concept_set_idx < limit]
+    concepts = {c for ref in refs for c in ref.concepts}
+    rows = [line.rstrip("\n").split("\t") for line in (CN100K / "train.txt").open(encoding="utf-8")]
+    neighbours: dict[str, set[str]] = defaultdict(set)
+    for _, head, tail in rows:
+        if head in concepts:
+            neighbours[tail].add(head)
+        if tail in concepts:
+            neighbours[head].add(tail)
+    sets = {ref.concepts for ref in refs}
+    bridges = {n for cs in sets for n, near in neighbours.items() if len(near & set(cs)) >= 2}
+    usable = concepts | bridges
+    kept = [
+        row
+        for row in rows
+        if (row[1] in concepts or row[2] in concepts) and row[1] in usable and row[2] in usable
+    ]
+    target.write_text("".join("\t".join(row) + "\n" for row in kept), encoding="utf-8")
+    return target
+
+
+def build_args(out: Path, conceptnet: Path, seed: int = 0) -> list[str]:
+    return [
+        "cggc", "build",
+        "--commongen", str(COMMONGEN),
+        "--conceptnet", str(conceptnet),
+        "--limit", str(LIMIT),
+        "--seed", str(seed),
+        "--out", str(out),
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="session")
+def small_cn(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return small_conceptnet(tmp_path_factory.mktemp("cn") / "cn100k_small.txt")
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory, small_cn: Path) -> tuple[Path, str]:
+    """(folder, printed output) of `conceptcomb cggc build` on the small inputs."""
+    import contextlib
+    import io
+
+    from conceptcomb.cli import main
+
+    out = tmp_path_factory.mktemp("cggc") / "built"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(build_args(out, small_cn)) == 0
+    return out, printed.getvalue()
+
+
+@pytest.fixture(scope="session")
+def built_dir(built: tuple[Path, str]) -> Path:
+    return built[0]
