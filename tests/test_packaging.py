@@ -71,7 +71,7 @@ def test_wheel_puts_the_tasks_where_lm_eval_finds_them(fresh_env: Path, tmp_path
     assert listing.returncode == 0, listing.stderr[-2000:]
     expected = ("ccpt_pi_emergent", "ccpt_pi_canceled", "ccpt_npc_emergent", "ccpt_tp", "ccpt",
                 "abspyramid_det_noun", "abspyramid_gen_all", "abspyramid",
-                "mcrae_esslli44", "mcrae_all")  # fmt: skip
+                "mcrae_esslli44", "mcrae_all", "cggc_id", "cggc_ood_easy2hard", "cggc")  # fmt: skip
     for name in expected:
         assert name in listing.stdout, name
 
