@@ -17,7 +17,8 @@ from conceptcomb.cggc.metrics import METRIC_NAMES
 from conceptcomb.cggc.prompts import plain_prompt
 from conceptcomb.cggc.tasks import GROUP_NAME, TaskOptions, all_specs, spec_by_name
 from conceptcomb.cli import main
-from tests.ccpt.test_lm_eval import include_args, task_manager
+from tests.ccpt.conftest import include_args
+from tests.ccpt.test_lm_eval import task_manager
 from tests.conftest import read_jsonl
 
 
