@@ -3,6 +3,7 @@
 conceptcomb demo                  # CCPT on the packaged SmolLM2 with the local judge
 conceptcomb score TASK --predictions PATH [judge options] [--output results.json]
 conceptcomb judge calibrate [judge options] [--n 300] [--seed 0]
+conceptcomb seeds RESULTS...      # mean ± SEM over seeded runs (Table 3)
 conceptcomb data fetch ccpt       # download and check the pinned CCPT files
 conceptcomb data verify ccpt --data-dir DIR
 conceptcomb data fetch abspyramid # download the AbsPyramid hub files at the pinned revision
@@ -24,7 +25,7 @@ import lm_eval
 
 from conceptcomb.abspyramid.data import ABSPYRAMID_DATASET
 from conceptcomb.ccpt.data import CCPT_DATASET
-from conceptcomb.ccpt.tasks import all_specs
+from conceptcomb.ccpt.tasks import all_specs, method_specs
 from conceptcomb.cggc import cli as cggc_cli
 from conceptcomb.cggc.sources import CN100K_DATASET, COMMONGEN_DATASET
 from conceptcomb.common.datafiles import PinnedDataset, resolve_files
@@ -146,6 +147,10 @@ def judge_settings(args: argparse.Namespace) -> JudgeSettings:
 def rescore(args: argparse.Namespace) -> ScoreReport:
     """Score saved replies with the rescoring function of the task's benchmark."""
     predictions = Path(args.predictions)
+    if args.task.startswith("ccpt_") and args.task.endswith("_oracle"):
+        from conceptcomb.ccpt.oracle_rescore import rescore_oracle
+
+        return rescore_oracle(args.task, predictions, judge_settings(args), args.samples_output)
     if args.task.startswith("ccpt_"):
         from conceptcomb.ccpt.rescore import rescore as rescore_ccpt
 
@@ -154,7 +159,8 @@ def rescore(args: argparse.Namespace) -> ScoreReport:
         from conceptcomb.mcrae.rescore import score_report
 
         return score_report(args.task, predictions)
-    known = ", ".join([*(spec.name for spec in all_specs()), "mcrae_esslli44", "mcrae_all"])
+    ccpt = [spec.name for spec in [*all_specs(), *method_specs()]]
+    known = ", ".join([*ccpt, "mcrae_esslli44", "mcrae_all"])
     raise ConceptcombError(f"{args.task}: `conceptcomb score` knows these tasks: {known}.")
 
 
@@ -183,6 +189,19 @@ def run_calibrate(args: argparse.Namespace) -> int:
     report = calibrate(judge_settings(args), args.n, args.seed, args.data_dir)
     print(report.table())
     print(f"[conceptcomb] {report.usage.summary()}")
+    if args.output:
+        Path(args.output).write_text(json.dumps(report.to_json(), indent=2) + "\n")
+        print(f"results written to {args.output}")
+    return 0
+
+
+def run_seeds(args: argparse.Namespace) -> int:
+    from conceptcomb.common.seeds import seed_report
+
+    report = seed_report(args.results)
+    print(report.table(args.digits))
+    for note in report.notes:
+        print(f"note: {note}")
     if args.output:
         Path(args.output).write_text(json.dumps(report.to_json(), indent=2) + "\n")
         print(f"results written to {args.output}")
@@ -226,6 +245,20 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--output", help="write the correlations as JSON")
     add_judge_options(calibrate)
     calibrate.set_defaults(run=run_calibrate)
+
+    seeds = commands.add_parser(
+        "seeds", help="mean ± standard error of the mean over seeded runs (Table 3)"
+    )
+    seeds.add_argument(
+        "results",
+        nargs="+",
+        type=Path,
+        help="one file per run: lm-eval results_*.json (or folders holding them), Inspect "
+        "logs, `conceptcomb score --output` files",
+    )
+    seeds.add_argument("--output", help="write means, SEMs and the values as JSON")
+    seeds.add_argument("--digits", type=int, default=1, help="decimals shown (1, as Table 3)")
+    seeds.set_defaults(run=run_seeds)
 
     data = commands.add_parser("data", help="download or check benchmark files")
     data.add_argument("action", choices=["fetch", "verify"])

@@ -3,6 +3,11 @@
 Every task takes ``-T data_dir=...`` and the judge options of
 `conceptcomb.scorers.judge_settings` (``-T judge=local`` ...); ``--model-role
 grader=MODEL`` makes an Inspect model the judge instead.
+
+The paper's methods (`method_task`): ``ccpt_<kind>_sa_llm`` / ``_sa_conceptnet`` /
+``_sa_both`` / ``_sa_conceptnet_nofilter`` take ``-T sa_iterations=5 -T sa_epsilon=0.1
+-T sa_seed=0 -T sa_graph=ccpt|cn100k|ccpt+cn100k``; ``ccpt_<kind>_oracle`` takes
+``-T oracle_n=5``.
 """
 
 from __future__ import annotations
@@ -17,10 +22,15 @@ from inspect_ai.scorer import Metric, Score, Scorer, Target, mean, scorer, stder
 from inspect_ai.solver import TaskState, generate
 
 from conceptcomb.ccpt.data import CcptItem, load_items
+from conceptcomb.ccpt.inspect_methods import oracle_scorer, sample_n, spreading_activation
 from conceptcomb.ccpt.metrics import metric_infos
+from conceptcomb.ccpt.oracle import ORACLE_N, ORACLE_TEMPERATURE, ORACLE_TOP_P, base_spec
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
+from conceptcomb.ccpt.sa_prompts import sa_user_prompt
 from conceptcomb.ccpt.scoring import ItemScore, plan_item, score_reply
-from conceptcomb.ccpt.tasks import TASK_VERSION, CcptTaskSpec, all_specs
+from conceptcomb.ccpt.spreading import SaSettings, load_graph, offline_trace
+from conceptcomb.ccpt.tasks import TASK_VERSION, CcptTaskSpec, all_specs, method_specs
+from conceptcomb.common.errors import ConfigError
 from conceptcomb.common.inspect_metrics import total
 from conceptcomb.scorers.inspect_judge import InspectSessions
 from conceptcomb.scorers.judge_settings import JudgeSettings
@@ -123,5 +133,166 @@ def _define(spec: CcptTaskSpec) -> Callable[..., Task]:
     return task(name=spec.name)(run)
 
 
+def _sa_samples(
+    spec: CcptTaskSpec, items: list[CcptItem], settings: SaSettings, data_dir: str | None
+) -> list[Sample]:
+    """Graph-only without filter: C_T is known before generation (as in lm-eval);
+    otherwise the solver computes it and the input holds the prompt's template."""
+    if spec.needs_model_during_activation:
+        return [
+            Sample(
+                id=item.item_id,
+                input=[
+                    ChatMessageSystem(content=SYSTEM_PROMPT),
+                    ChatMessageUser(content=sa_user_prompt(spec, item, ["<C_T>"])),
+                ],
+                target=target_of(spec, item),
+                metadata={**item.as_doc(), "task": spec.name},
+            )
+            for item in items
+        ]
+    graph = load_graph(settings.graph, data_dir)
+    samples = []
+    for item in items:
+        trace = offline_trace(spec, item, settings, graph)
+        samples.append(
+            Sample(
+                id=item.item_id,
+                input=[
+                    ChatMessageSystem(content=SYSTEM_PROMPT),
+                    ChatMessageUser(content=sa_user_prompt(spec, item, trace.relevant)),
+                ],
+                target=target_of(spec, item),
+                metadata={
+                    **item.as_doc(),
+                    "task": spec.name,
+                    "relevant_concepts": trace.relevant,
+                    "spreading_activation": trace.to_json(),
+                },
+            )
+        )
+    return samples
+
+
+def method_task(
+    spec: CcptTaskSpec,
+    data_dir: str | None = None,
+    sa_options: dict[str, object] | None = None,
+    oracle_n: int = ORACLE_N,
+    **judge_options: object,
+) -> Task:
+    """A spreading-activation or multi-oracle task (section 4.1)."""
+    settings = JudgeSettings.resolve(judge_options)
+    if any(value is not None for value in judge_options.values()):
+        settings.check_credentials()
+    items = load_items(spec, data_dir)
+    metadata = {
+        "benchmark": "ccpt",
+        "kind": spec.kind,
+        "method": spec.method,
+        "subset": spec.subset,
+    }
+    if spec.oracle:
+        if oracle_n < 1:
+            raise ConfigError("oracle_n must be at least 1 (the paper's N is 5).")
+        return Task(
+            dataset=MemoryDataset(
+                [
+                    sample.model_copy(update={"metadata": {**sample.metadata, "task": spec.name}})
+                    for sample in samples(base_spec(spec), items)
+                ],
+                name=spec.name,
+            ),
+            solver=sample_n(oracle_n),
+            scorer=oracle_scorer(spec, settings),
+            # Appendix B.1: nucleus sampling with T = 0.7, p = 0.95.
+            config=GenerateConfig(
+                temperature=ORACLE_TEMPERATURE, top_p=ORACLE_TOP_P, max_tokens=spec.max_tokens
+            ),
+            version=TASK_VERSION,
+            metadata={**metadata, "oracle_n": oracle_n},
+        )
+    sa = SaSettings.for_spec(spec, sa_options)
+    needs_model = spec.needs_model_during_activation
+    graph = load_graph(sa.graph, data_dir) if sa.use_graph and needs_model else None
+    return Task(
+        dataset=MemoryDataset(_sa_samples(spec, items, sa, data_dir), name=spec.name),
+        solver=spreading_activation(spec, sa, graph) if needs_model else generate(),
+        scorer=ccpt_scorer(spec, settings),
+        # Greedy by default, activation and filter calls included; override with --temperature.
+        config=GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
+        version=TASK_VERSION,
+        metadata={**metadata, "spreading_activation": sa.as_dict()},
+    )
+
+
+def _define_sa(spec: CcptTaskSpec) -> Callable[..., Task]:
+    def run(
+        data_dir: str | None = None,
+        sa_iterations: int | None = None,
+        sa_epsilon: float | None = None,
+        sa_seed: int | None = None,
+        sa_graph: str | None = None,
+        judge: str | None = None,
+        judge_model: str | None = None,
+        judge_base_url: str | None = None,
+        judge_api_key_env: str | None = None,
+        judge_concurrency: int | None = None,
+        judge_cache: str | None = None,
+    ) -> Task:
+        sa_options = {
+            "sa_iterations": sa_iterations,
+            "sa_epsilon": sa_epsilon,
+            "sa_seed": sa_seed,
+            "sa_graph": sa_graph,
+        }
+        return method_task(
+            spec,
+            data_dir=data_dir,
+            sa_options=sa_options,
+            judge=judge,
+            judge_model=judge_model,
+            judge_base_url=judge_base_url,
+            judge_api_key_env=judge_api_key_env,
+            judge_concurrency=judge_concurrency,
+            judge_cache=judge_cache,
+        )
+
+    return _register(spec, run, "spreading activation")
+
+
+def _define_oracle(spec: CcptTaskSpec) -> Callable[..., Task]:
+    def run(
+        data_dir: str | None = None,
+        oracle_n: int = ORACLE_N,
+        judge: str | None = None,
+        judge_model: str | None = None,
+        judge_base_url: str | None = None,
+        judge_api_key_env: str | None = None,
+        judge_concurrency: int | None = None,
+        judge_cache: str | None = None,
+    ) -> Task:
+        return method_task(
+            spec,
+            data_dir=data_dir,
+            oracle_n=int(oracle_n),
+            judge=judge,
+            judge_model=judge_model,
+            judge_base_url=judge_base_url,
+            judge_api_key_env=judge_api_key_env,
+            judge_concurrency=judge_concurrency,
+            judge_cache=judge_cache,
+        )
+
+    return _register(spec, run, "multi-oracle, best of N")
+
+
+def _register(spec: CcptTaskSpec, run: Callable[..., Task], what: str) -> Callable[..., Task]:
+    run.__name__ = run.__qualname__ = spec.name
+    run.__doc__ = f"CCPT task {spec.name} ({spec.kind}, {what} ({spec.method}), test items)."
+    return task(name=spec.name)(run)
+
+
 TASKS: dict[str, Callable[..., Task]] = {spec.name: _define(spec) for spec in all_specs()}
+TASKS.update({s.name: _define_oracle(s) if s.oracle else _define_sa(s) for s in method_specs()})
 globals().update(TASKS)

@@ -3,6 +3,14 @@
 ``ccpt_<kind>[_full][_cot]``: ``kind`` is one of the paper's four tasks, ``_full`` runs
 every item of that property type instead of the paper's test subset, ``_cot`` uses the
 chain-of-thought instructions (generative tasks only).
+
+The paper's other methods (section 4.1), on the test subsets of the three generative tasks:
+``ccpt_<kind>_sa_llm`` / ``_sa_conceptnet`` / ``_sa_both`` (spreading activation with the
+model, ConceptNet or both as the activator, and the model as the filter),
+``_sa_conceptnet_nofilter`` (Table 7's ablation: ConceptNet activation, no filter, so no
+extra model call) and ``_oracle`` (multi-oracle: best of N sampled replies, an upper bound
+reported under its own metric names). See `conceptcomb.ccpt.spreading` and
+`conceptcomb.ccpt.oracle`.
 """
 
 from __future__ import annotations
@@ -16,6 +24,13 @@ TYPE_PREDICTION = "tp"
 GENERATIVE_KINDS = (PI_EMERGENT, PI_CANCELED, NPC_EMERGENT)
 KINDS = (*GENERATIVE_KINDS, TYPE_PREDICTION)
 METHODS = ("base", "cot")
+# The paper's methods beyond base and CoT (section 4.1); names follow Table 3's rows.
+SA_LLM = "sa_llm"
+SA_CONCEPTNET = "sa_conceptnet"
+SA_BOTH = "sa_both"
+SA_CONCEPTNET_NOFILTER = "sa_conceptnet_nofilter"
+SA_METHODS = (SA_LLM, SA_CONCEPTNET, SA_BOTH, SA_CONCEPTNET_NOFILTER)
+ORACLE = "oracle"
 SUBSETS = ("test", "full")
 GROUP_NAME = "ccpt"
 TASK_VERSION = "1.0"
@@ -30,8 +45,25 @@ class CcptTaskSpec:
     @property
     def name(self) -> str:
         full = "_full" if self.subset == "full" else ""
-        cot = "_cot" if self.method == "cot" else ""
-        return f"ccpt_{self.kind}{full}{cot}"
+        if self.method in METHODS:
+            suffix = "_cot" if self.method == "cot" else ""
+        else:
+            suffix = f"_{self.method}"
+        return f"ccpt_{self.kind}{full}{suffix}"
+
+    @property
+    def spreading(self) -> bool:
+        """Spreading activation (Algorithm 1) before the answer."""
+        return self.method in SA_METHODS
+
+    @property
+    def oracle(self) -> bool:
+        return self.method == ORACLE
+
+    @property
+    def needs_model_during_activation(self) -> bool:
+        """True when spreading activation calls the model (activator or filter)."""
+        return self.spreading and self.method != SA_CONCEPTNET_NOFILTER
 
     @property
     def generative(self) -> bool:
@@ -64,9 +96,26 @@ def default_specs() -> list[CcptTaskSpec]:
     return [CcptTaskSpec(kind) for kind in KINDS]
 
 
+def method_specs() -> list[CcptTaskSpec]:
+    """Spreading activation and multi-oracle variants, on the paper's test items."""
+    return [
+        CcptTaskSpec(kind, method) for kind in GENERATIVE_KINDS for method in (*SA_METHODS, ORACLE)
+    ]
+
+
+def lm_eval_method_specs() -> list[CcptTaskSpec]:
+    """The variants lm-eval can run: one generation per item (or N repeats for the oracle).
+
+    lm-eval makes one model call per request, so the spreading-activation variants whose
+    Activate or Filter step calls the model exist in Inspect only; the no-filter
+    ConceptNet variant computes its concept sets when the dataset is built.
+    """
+    return [spec for spec in method_specs() if not spec.needs_model_during_activation]
+
+
 def spec_by_name(name: str) -> CcptTaskSpec:
-    for spec in all_specs():
+    for spec in [*all_specs(), *method_specs()]:
         if spec.name == name:
             return spec
-    known = ", ".join(spec.name for spec in all_specs())
+    known = ", ".join(spec.name for spec in [*all_specs(), *method_specs()])
     raise KeyError(f"{name!r} is not a CCPT task; the tasks are: {known}")

@@ -7,6 +7,8 @@ lm-eval tasks (Inspect registers the same names, plus ``conceptcomb/cggc`` with 
   A, B, C or the reverse), on the typed test items (3 concepts, 2 relations).
 * ``cggc_ood_typeA`` / ``B`` / ``C``: Table 7 "level", demonstrations of one structure.
 * group ``cggc``: ``cggc_id`` and ``cggc_ood``; ``conceptcomb cggc report`` prints the gap.
+* ``cggc_id_verified``, ``cggc_ood_verified``: the same, plus relation verification by a
+  judge (section 5.3, `conceptcomb.cggc.verification`) and the metrics on verified items.
 
 Options (lm-eval ``--metadata``, Inspect ``-T``): ``data_dir``, ``seed`` (demonstrations and
 edge order, 0), ``packaging`` (``1&3`` / ``2&2``, Fig. 4), ``test_type`` (A/B/C: only test
@@ -40,6 +42,7 @@ class CggcTaskSpec:
     order: str = "random"
     structure: str | None = None
     style: str = "paper"
+    verify: bool = False  # relation verification by a judge (section 5.3)
 
     @property
     def name(self) -> str:
@@ -50,6 +53,8 @@ class CggcTaskSpec:
             name += f"_type{self.structure}"
         if self.style != "paper":
             name += f"_{self.style}"
+        if self.verify:
+            name += "_verified"
         return name
 
     @property
@@ -61,6 +66,7 @@ class CggcTaskSpec:
         what = "in-distribution" if self.setting == "id" else "compositional generalization"
         extra = f", demonstrations ordered {self.order}" if self.order != "random" else ""
         extra += f", type {self.structure} demonstrations" if self.structure else ""
+        extra += ", relation verification by a judge" if self.verify else ""
         return f"CGGC {what}{extra}"
 
 
@@ -72,11 +78,16 @@ def all_specs() -> list[CggcTaskSpec]:
     return specs
 
 
+def verified_specs() -> list[CggcTaskSpec]:
+    """Table 4's settings with relation verification (they need a judge)."""
+    return [CggcTaskSpec(setting, verify=True) for setting in ("id", "ood")]
+
+
 def spec_by_name(name: str) -> CggcTaskSpec:
-    for spec in all_specs():
+    for spec in [*all_specs(), *verified_specs()]:
         if spec.name == name:
             return spec
-    known = ", ".join(spec.name for spec in all_specs())
+    known = ", ".join(spec.name for spec in [*all_specs(), *verified_specs()])
     raise ConfigError(f"{name!r} is not a CGGC task; the tasks are: {known}")
 
 

@@ -8,6 +8,10 @@ It can add latency and inject faults (429 with Retry-After, 500, a stalled respo
 malformed answer) to exercise the client's retries. It is a real HTTP server (asyncio,
 keep-alive): everything between our client and a real endpoint runs.
 
+It also answers the yes/no relation-verification prompt (`conceptcomb.scorers.verification`):
+``{"answer": "yes"}`` when the sentence contains both the head and the tail (case
+ignored), else no; or the verdict given for the (sentence, head, relation, tail) in a table.
+
     python -m conceptcomb.testing.judge_server --port 8000
 """
 
@@ -25,6 +29,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 _PAIR = re.compile(r"Concept: (?P<concept>.*)\nProperty: (?P<prop>.*)\nRelevance:\s*$")
+_TRIPLE = re.compile(
+    r"Relation: (?P<head>.*) --(?P<relation>\S+)--> (?P<tail>.*)\n(?:.*\n)*?"
+    r"Sentence: (?P<sentence>.*)\n"
+)
+
+
+def deterministic_verdict(sentence: str, head: str, tail: str) -> bool:
+    """Yes when the sentence mentions both concepts (case ignored)."""
+    text = sentence.lower()
+    return head.strip().lower() in text and tail.strip().lower() in text
 
 
 def deterministic_rating(concept: str, prop: str) -> int:
@@ -122,11 +136,14 @@ class LoopbackServer:
         latency: float = 0.0,
         faults: Faults | None = None,
         ratings: dict[tuple[str, str], int] | None = None,
+        verdicts: dict[tuple[str, str, str, str], bool] | None = None,
     ):
         self.port = port
         self.latency = latency
         self.faults = faults or Faults()
         self.ratings = ratings or {}  # (concept, property), lower-cased -> rating
+        # (sentence, head, relation, tail), lower-cased -> verdict
+        self.verdicts = verdicts or {}
         self.stats = ServerStats()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -141,6 +158,11 @@ class LoopbackServer:
     def rating(self, concept: str, prop: str) -> int:
         key = (concept.strip().lower(), prop.strip().lower())
         return self.ratings.get(key) or deterministic_rating(*key)
+
+    def verdict(self, sentence: str, head: str, relation: str, tail: str) -> bool:
+        key = tuple(part.strip().lower() for part in (sentence, head, relation, tail))
+        found = self.verdicts.get(key)  # type: ignore[arg-type]
+        return deterministic_verdict(sentence, head, tail) if found is None else found
 
     # --- running -------------------------------------------------------------------------
     async def _serve(self, announce: bool = False) -> None:
@@ -228,7 +250,13 @@ class LoopbackServer:
             if fault is not None:
                 return fault
         match = _PAIR.search(prompt)
-        if match is None:
+        triple = _TRIPLE.search(prompt) if match is None else None
+        if triple is not None:
+            verdict = self.verdict(
+                triple["sentence"], triple["head"], triple["relation"], triple["tail"]
+            )
+            text = json.dumps({"answer": "yes" if verdict else "no"})
+        elif match is None:
             text = "I can only rate concept/property prompts."
         elif match["concept"].strip().lower() in self.faults.garbage_pairs:
             text = "The relevance is high, I think."

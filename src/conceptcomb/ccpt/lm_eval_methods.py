@@ -1,0 +1,109 @@
+"""lm-eval adapter for the paper's methods: spreading activation without filter, multi-oracle.
+
+lm-eval makes one model call per request, so of the spreading-activation variants it runs
+the one that needs no model before the answer: ``ccpt_<kind>_sa_conceptnet_nofilter``
+(ConceptNet activation, no filter; Table 7's ablation). `load_dataset` computes each
+item's C_T from the graph when the dataset is built and renders it into the answer
+prompt; the reply is judged like the base task's (`lm_eval_hooks.JudgeFilter`). The
+variants that activate or filter with the model run in Inspect.
+
+``ccpt_<kind>_oracle`` samples N replies per item (``repeats``); `OracleJudgeFilter`
+judges all of them in one batch and `process_oracle_results` reports the best values.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import datasets
+from lm_eval.api.filter import Filter
+
+from conceptcomb.ccpt.data import CcptItem, load_items
+from conceptcomb.ccpt.oracle import OracleScore, base_spec, best_of, score_oracle_replies
+from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
+from conceptcomb.ccpt.sa_prompts import sa_user_prompt
+from conceptcomb.ccpt.scoring import plan_item, without_judge
+from conceptcomb.ccpt.spreading import SaSettings, load_graph, offline_trace
+from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
+from conceptcomb.common.errors import ConfigError
+from conceptcomb.common.lm_eval_support import current_judge_settings, resolve_judge_settings
+
+
+def _doc(spec: CcptTaskSpec, item: CcptItem, prompt: str, **extra: Any) -> dict[str, Any]:
+    return {
+        **item.as_doc(),
+        "task": spec.name,
+        "system_prompt": SYSTEM_PROMPT,
+        "prompt": prompt,
+        "target": target_of(spec, item),
+        **extra,
+    }
+
+
+def build_docs(
+    spec: CcptTaskSpec, items: list[CcptItem], options: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Docs with their final prompts (C_T computed here for the no-filter variant)."""
+    if spec.oracle:
+        return [_doc(spec, item, user_prompt(base_spec(spec), item)) for item in items]
+    if spec.needs_model_during_activation:
+        raise ConfigError(
+            f"{spec.name} calls the model while spreading activation: run it with Inspect "
+            f"(inspect eval conceptcomb/{spec.name}); lm-eval runs "
+            f"ccpt_{spec.kind}_sa_conceptnet_nofilter."
+        )
+    settings = SaSettings.for_spec(spec, options)
+    graph = load_graph(settings.graph, options.get("data_dir"))
+    docs = []
+    for item in items:
+        trace = offline_trace(spec, item, settings, graph)
+        prompt = sa_user_prompt(spec, item, trace.relevant)
+        # The trace is a JSON string: its per-concept keys would upset Arrow's schema.
+        docs.append(
+            _doc(
+                spec,
+                item,
+                prompt,
+                relevant_concepts=trace.relevant,
+                spreading_activation=json.dumps(trace.to_json()),
+            )
+        )
+    return docs
+
+
+def load_dataset(ccpt_task: str, **metadata: Any) -> datasets.DatasetDict:
+    """``custom_dataset``; --metadata may set sa_iterations, sa_epsilon, sa_seed, sa_graph."""
+    spec = spec_by_name(ccpt_task)
+    resolve_judge_settings(metadata)
+    items = load_items(spec, metadata.get("data_dir"))
+    docs = build_docs(spec, items, metadata)
+    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
+
+
+class OracleJudgeFilter(Filter):
+    """Judge every sampled reply of every item; each doc becomes its `OracleScore` record."""
+
+    def apply(self, resps: list[list[str]], docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if not docs:
+            return []
+        spec = spec_by_name(str(docs[0]["task"]))
+        items = [CcptItem.from_doc(doc, origin=f"{spec.name} doc") for doc in docs]
+        replies = [[str(reply) for reply in resp] for resp in resps]
+        scores, usage = score_oracle_replies(spec, items, replies, current_judge_settings())
+        if usage is not None:
+            print(f"[conceptcomb] {spec.name}: {usage.summary()}", flush=True)
+        return [score.to_json() for score in scores]
+
+
+def process_oracle_results(doc: dict[str, Any], results: list[Any]) -> dict[str, float]:
+    """Best-of-N metrics of one doc; undefined ones are left out of lm-eval's means."""
+    result = results[0]
+    if isinstance(result, dict):  # judged by OracleJudgeFilter
+        return {k: float(v) for k, v in result["metrics"].items() if v is not None}
+    spec = spec_by_name(str(doc["task"]))  # no filter ran: parse only, judge off
+    item = CcptItem.from_doc(doc, origin=f"{spec.name} doc")
+    replies = result if isinstance(result, list) else [result]
+    scored = [without_judge(spec, plan_item(base_spec(spec), item, str(r))) for r in replies]
+    score = OracleScore(item.item_id, scored, best_of(spec, [s.metrics for s in scored]))
+    return {k: v for k, v in score.to_json()["metrics"].items() if v is not None}

@@ -1,0 +1,57 @@
+"""lm-eval adapter for CGGC's relation verification (``cggc_id_verified``, ``cggc_ood_verified``).
+
+* `load_dataset`: the task's docs (as `lm_eval_hooks.load_dataset`), after checking the
+  judge options of --metadata (``judge``, ``judge_base_url`` ...) before any generation;
+* `VerifyFilter`: every reply's yes/no questions, one per graph edge, in one concurrent,
+  deduplicated, cached batch after generation;
+* `process_results`: the usual CommonGen values, ``verified_share``, ``verifier_failures``
+  and, for verified items, the values again as ``<metric>_verified``: the YAML aggregates
+  those with the same functions, so they are the metrics on the verified subset.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import datasets
+from lm_eval.api.filter import Filter
+
+from conceptcomb.cggc import lm_eval_hooks
+from conceptcomb.cggc.data import CggcItem
+from conceptcomb.cggc.prompts import clean_prediction, style_named
+from conceptcomb.cggc.verification import Verification, verify_predictions, with_verified
+from conceptcomb.common.lm_eval_support import current_judge_settings, resolve_judge_settings
+
+
+def load_dataset(cggc_task: str, **metadata: Any) -> datasets.DatasetDict:
+    resolve_judge_settings(metadata)
+    return lm_eval_hooks.load_dataset(cggc_task, **metadata)
+
+
+class VerifyFilter(Filter):
+    """Each reply becomes ``{"reply": ..., "verification": {...}}``."""
+
+    def apply(self, resps: list[list[str]], docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        if not docs:
+            return []
+        replies = [str(resp[0]) if resp else "" for resp in resps]
+        items = [CggcItem.from_doc(doc, origin=f"{doc.get('task')} doc") for doc in docs]
+        predictions = [
+            clean_prediction(reply, style_named(doc.get("prompt_style")))
+            for reply, doc in zip(replies, docs, strict=True)
+        ]
+        results, usage = verify_predictions(current_judge_settings(), items, predictions)
+        if usage is not None:
+            print(f"[conceptcomb] {docs[0].get('task')}: {usage.summary()}", flush=True)
+        return [
+            {"reply": reply, "verification": result.to_json()}
+            for reply, result in zip(replies, results, strict=True)
+        ]
+
+
+def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
+    result = results[0] if results else ""
+    if not isinstance(result, dict):  # no filter ran: nothing verified
+        return lm_eval_hooks.process_results(doc, [str(result)])
+    values = lm_eval_hooks.process_results(doc, [result["reply"]])
+    return with_verified(values, Verification.from_json(result["verification"]))

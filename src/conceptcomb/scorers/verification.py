@@ -1,0 +1,194 @@
+"""Yes/no verification by a judge: does a sentence express a relation between two concepts?
+
+The same judges as the relevance judge (any OpenAI-compatible endpoint, the offline local
+model, an Inspect ``grader``), the same settings, cache and concurrent `RatingSession`
+(dedup, retries, usage), with a yes/no prompt instead of the 1-10 scale: a verdict is
+stored as the rating 1.0 (yes) or 0.0 (no). A reply without a readable verdict is asked
+again (``judge_format_retries``), then counted as a failure, never as "no".
+
+Used by CGGC's relation verification (paper section 5.3): one question per edge of the
+reasoning graph, an item is verified when every edge is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from conceptcomb.common.answers import extract_dicts
+from conceptcomb.common.errors import ConfigError
+from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.scorers.judges import (
+    Judge,
+    JudgeReply,
+    LocalJudge,
+    OpenAIJudge,
+    _completion_parts,
+    load_causal_lm,
+    shorten,
+)
+from conceptcomb.scorers.rating import (
+    JudgeUsage,
+    RatingSession,
+    open_cache,
+    run_coroutine,
+)
+
+YES, NO = 1.0, 0.0
+IDENTITY_SUFFIX = "|yes-no-verifier|v1"
+
+VERIFICATION_PROMPT = """You are given a sentence and a commonsense relation between two concepts, taken from the ConceptNet knowledge graph. Your task is to decide whether the sentence expresses this relation: whether a reader of the sentence can tell, explicitly or by clear implication, that the relation holds between the two concepts as they are used in the sentence.
+
+Relation: {head} --{relation}--> {tail}
+In words: {statement}
+
+Sentence: {sentence}
+
+Does the sentence express the relation? Answer in dictionary format: {{"answer": "yes"}} or {{"answer": "no"}}. Do not include other formatting.
+"""  # noqa: E501
+
+
+@dataclass(frozen=True)
+class VerificationQuestion:
+    """Does ``sentence`` express (head, relation, tail)? One judge call."""
+
+    sentence: str
+    head: str
+    relation: str
+    tail: str
+    statement: str  # the triple in words, e.g. "pizza is located at oven"
+
+    @property
+    def prompt(self) -> str:
+        return VERIFICATION_PROMPT.format(
+            head=self.head.strip(),
+            relation=self.relation.strip(),
+            tail=self.tail.strip(),
+            statement=self.statement.strip(),
+            sentence=" ".join(self.sentence.split()),
+        )
+
+
+def parse_verdict(reply: str) -> bool | None:
+    """yes/no from ``{"answer": "yes"}`` (the last such dictionary), or a reply that
+    starts with yes or no; None when there is no verdict."""
+    for candidate in reversed(extract_dicts(reply)):
+        lowered = {str(k).strip().lower(): v for k, v in candidate.items()}
+        verdict = _yes_no(str(lowered.get("answer", "")))
+        if verdict is not None:
+            return verdict
+    words = reply.strip().lower().split()
+    return _yes_no(words[0]) if words else None
+
+
+def _yes_no(text: str) -> bool | None:
+    word = text.strip().strip(".,!\"'").lower()
+    if word in ("yes", "true"):
+        return True
+    if word in ("no", "false"):
+        return False
+    return None
+
+
+def record_verdict(reply: JudgeReply, text: str) -> bool:
+    """Record a verdict on ``reply``; False when the text holds none."""
+    verdict = parse_verdict(text)
+    reply.reply = text
+    if verdict is None:
+        reply.error = f"no yes/no verdict in the judge's answer: {shorten(text)!r}"
+        return False
+    reply.rating, reply.error = (YES if verdict else NO), None
+    return True
+
+
+class OpenAIVerifier(OpenAIJudge):
+    """The relevance judge's endpoint and transport, asked yes/no questions."""
+
+    def __init__(self, settings: JudgeSettings) -> None:
+        super().__init__(settings)
+        self.identity += IDENTITY_SUFFIX
+
+    async def ask(self, prompt: str) -> JudgeReply:
+        reply = JudgeReply(rating=None)
+        body = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "temperature": 0.0,
+            "max_tokens": self.settings.judge_max_tokens,
+        }
+        for _ in range(1 + self.settings.judge_format_retries):
+            try:
+                data = await self._client.post("/chat/completions", body=body, cast_to=object)
+            except self._api_error as err:
+                reply.requests += 1
+                reply.error = f"{type(err).__name__}: {shorten(str(err))}"
+                return reply
+            reply.requests += 1
+            text, prompt_tokens, completion_tokens = _completion_parts(data)
+            reply.input_tokens += prompt_tokens
+            reply.output_tokens += completion_tokens
+            if record_verdict(reply, text):
+                return reply
+        return reply
+
+
+class LocalVerifier(LocalJudge):
+    """Offline: "yes" when the model puts more probability on it than on "no" after
+    ``{"answer": "``. Like the local relevance judge, it proves the pipeline runs."""
+
+    ANSWER_PREFIX = '{"answer": "'
+
+    def __init__(self, settings: JudgeSettings) -> None:
+        super().__init__(settings)
+        self.identity += IDENTITY_SUFFIX
+
+    def _ask_blocking(self, prompt: str) -> JudgeReply:
+        import torch
+
+        tokenizer, model = load_causal_lm(self._spec)
+        chat = [{"role": "user", "content": prompt}]
+        context = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+        ids = tokenizer(context + self.ANSWER_PREFIX, add_special_tokens=False)["input_ids"]
+        yes = tokenizer("yes", add_special_tokens=False)["input_ids"][0]
+        no = tokenizer("no", add_special_tokens=False)["input_ids"][0]
+        with self._lock, torch.no_grad():
+            logits = model(input_ids=torch.tensor([ids])).logits[0, -1]
+        probs = torch.softmax(logits.float(), dim=-1)
+        p_yes, p_no = float(probs[yes]), float(probs[no])
+        verdict = "yes" if p_yes >= p_no else "no"
+        return JudgeReply(
+            rating=YES if verdict == "yes" else NO,
+            reply=f'{{"answer": "{verdict}"}} (P(yes) {p_yes:.4f}, P(no) {p_no:.4f})',
+            requests=1,
+        )
+
+
+def build_verifier(settings: JudgeSettings) -> Judge:
+    if settings.judge == "openai":
+        return OpenAIVerifier(settings)
+    if settings.judge == "local":
+        return LocalVerifier(settings)
+    raise ConfigError("The judge is off (judge=off): nothing can be verified.")
+
+
+def verify_prompts(
+    settings: JudgeSettings, prompts: Iterable[str]
+) -> tuple[dict[str, JudgeReply], JudgeUsage]:
+    """Ask every yes/no question (sync entry point for lm-eval and the CLI): replies by
+    prompt, rating 1.0 for yes and 0.0 for no, and the usage."""
+    asked = list(prompts)
+
+    async def go() -> tuple[dict[str, JudgeReply], JudgeUsage]:
+        judge = build_verifier(settings)
+        cache = open_cache(settings)
+        session = RatingSession(judge, cache, settings.judge_concurrency)
+        try:
+            replies = await session.rate_all(asked)
+        finally:
+            session.usage.http_requests = getattr(judge, "http_requests", None)
+            await judge.aclose()
+            if cache is not None:
+                cache.close()
+        return replies, session.usage
+
+    return run_coroutine(go())
