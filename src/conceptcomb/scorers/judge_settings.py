@@ -126,5 +126,6 @@ def _coerce(name: str, annotation: Any, raw: Any) -> Any:
     except ValueError as err:
         raise ConfigError(f"{name}={text!r} is not a number.") from err
     if name == "judge":
-        return text.lower()
+        # Inspect reads `-T judge=off` as YAML, which makes it False.
+        return "off" if raw is False or text.lower() in ("false", "no") else text.lower()
     return text
