@@ -221,13 +221,17 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(run=run_demo)
 
     score = commands.add_parser("score", help="score saved replies without rerunning the model")
-    score.add_argument("task", help="task name, e.g. ccpt_pi_emergent or mcrae_esslli44")
+    score.add_argument(
+        "task",
+        help="task name, e.g. ccpt_pi_emergent, ccpt_pi_emergent_oracle (best of the N "
+        "replies per item) or mcrae_esslli44",
+    )
     score.add_argument(
         "--predictions",
         required=True,
         help="lm-eval samples_<task>_*.jsonl, an Inspect log, or a JSONL of "
-        '{"doc": {...}, "response": "..."} lines (CCPT); for McRae also the ESSLLI 2008 '
-        "'concept property score' format",
+        '{"doc": {...}, "response": "..."} lines (CCPT; "responses": [...] for *_oracle); '
+        "for McRae also the ESSLLI 2008 'concept property score' format",
     )
     score.add_argument("--output", help="write the metrics (and judge usage) as JSON")
     score.add_argument("--samples-output", type=Path, help="write per-item scores as JSONL")
@@ -247,7 +251,12 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.set_defaults(run=run_calibrate)
 
     seeds = commands.add_parser(
-        "seeds", help="mean ± standard error of the mean over seeded runs (Table 3)"
+        "seeds",
+        help="mean ± standard error of the mean over seeded runs (Table 3)",
+        description="Per task and metric, the mean over runs and its standard error (sample "
+        "SD / sqrt(n)). Sample each run with its own seed, e.g. lm_eval ... --gen_kwargs "
+        "do_sample=true,temperature=0.7,top_p=0.95 --seed N, or inspect eval ... "
+        "--temperature 0.7 --top-p 0.95 --seed N (N = 0, 1, 2 as the CCPT paper).",
     )
     seeds.add_argument(
         "results",

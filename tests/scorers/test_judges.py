@@ -130,6 +130,12 @@ def test_environment_supplies_defaults(monkeypatch) -> None:
     assert (settings.judge, settings.judge_concurrency) == ("local", 2)
 
 
+def test_inspect_yaml_false_turns_the_judge_off() -> None:
+    """`inspect eval ... -T judge=off` arrives as False (Inspect parses -T values as YAML)."""
+    assert JudgeSettings.resolve({"judge": False}).judge == "off"
+    assert not JudgeSettings.resolve({"judge": "false"}).enabled
+
+
 def _hammer(path: str, worker: int) -> None:
     cache = JudgeCache(path)
     for i in range(200):
