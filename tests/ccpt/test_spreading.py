@@ -140,7 +140,7 @@ def test_lm_eval_has_the_no_filter_variant_with_the_same_prompts_as_inspect() ->
         assert f"- Relevant concepts: {doc['relevant_concepts']}\n- Answer:" in doc["prompt"]
 
 
-def _model_prompts(log) -> list[str]:
+def model_prompts(log) -> list[str]:
     sample = resolve_sample_attachments(log.samples[0])
     return [e.input[-1].text for e in sample.events if e.event == "model"]
 
@@ -161,7 +161,7 @@ def test_inspect_filter_loop_logs_each_iteration(tmp_path: Path, fresh_cache: Pa
     assert [s["concepts"] for s in steps] == [["ocean", "sail"], ["oceans", "sail"]]
     assert [s["delta"] for s in steps] == [1.0, 0.0] and trace["stopped"] == "converged"
     assert all(s["filter_input"] == s["sampled"][:5] for s in steps)
-    prompts = _model_prompts(log)
+    prompts = model_prompts(log)
     assert prompts[0] == filter_prompt(steps[0]["filter_input"], "'boat', 'rock'")
     assert prompts[2].endswith("- Relevant concepts: ['oceans', 'sail']\n- Answer:")
     info = [e for e in log.samples[0].events if e.event == "info"]
@@ -183,7 +183,7 @@ def test_inspect_llm_activation_asks_each_concept_once(tmp_path: Path, fresh_cac
         log = inspect_eval(task, model=mock_model(replies), limit=1, display="none",
                            log_dir=str(tmp_path))[0]  # fmt: skip
     assert log.status == "success", log.error
-    prompts = _model_prompts(log)
+    prompts = model_prompts(log)
     assert len(prompts) == 6
     assert [p for p in prompts if p.startswith("Instruction:\n1. Your task is to find")] == [
         activation_prompt("boat"), activation_prompt("rock"), activation_prompt("sea"),

@@ -1,0 +1,89 @@
+"""The paper's methods with the real small model (SmolLM2-135M) in both frameworks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import read_eval_log
+
+from conceptcomb.ccpt.oracle_rescore import rescore_oracle
+from conceptcomb.ccpt.sa_prompts import filter_prompt
+from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.testing.judge_server import LoopbackServer
+from tests.ccpt.conftest import include_args
+from tests.ccpt.test_spreading import model_prompts
+from tests.conftest import read_jsonl
+
+pytestmark = pytest.mark.slow
+
+NOFILTER = "ccpt_pi_emergent_sa_conceptnet_nofilter"
+ORACLE = "ccpt_pi_emergent_oracle"
+
+
+def test_lm_eval_runs_the_no_filter_variant_and_the_oracle(
+    smollm2_gguf: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    with LoopbackServer() as server:
+        metadata = {"judge_base_url": server.base_url, "judge_cache": str(tmp_path / "j.sqlite")}
+        command = [
+            "lm_eval", "--model", "hf",
+            "--model_args", f"pretrained={smollm2_gguf.parent},gguf_file={smollm2_gguf.name}",
+            "--tasks", f"{NOFILTER},{ORACLE}", "--limit", "1", "--apply_chat_template",
+            "--gen_kwargs", "max_gen_toks=24", "--log_samples", "--output_path", str(out),
+            "--metadata", json.dumps(metadata), *include_args(),
+        ]  # fmt: skip
+        done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stderr[-3000:]
+        results = json.loads(next(out.rglob("results_*.json")).read_text())["results"]
+        oracle_path = next(out.rglob(f"samples_{ORACLE}_*.jsonl"))
+        settings = JudgeSettings.resolve(metadata)
+        rescored = rescore_oracle(ORACLE, oracle_path, settings)
+    # the no-filter variant: one generation per item, its prompt lists C_T, judged as usual
+    samples = read_jsonl(next(out.rglob(f"samples_{NOFILTER}_*.jsonl")))
+    for sample in samples:
+        trace = json.loads(sample["doc"]["spreading_activation"])
+        assert 1 <= len(trace["iterations"]) <= 5 and trace["settings"]["use_filter"] is False
+        prompt = sample["arguments"]["gen_args_0"]["arg_0"]
+        assert f"- Relevant concepts: {sample['doc']['relevant_concepts']}" in prompt
+    assert "E,judged" in results[NOFILTER]
+    # the oracle: five sampled replies per item, the bound under its own names only
+    oracle = read_jsonl(oracle_path)
+    assert [len(s["resps"][0]) for s in oracle] == [5]
+    assert "E_oracle,oracle" in results[ORACLE] and "E,oracle" not in results[ORACLE]
+    for name in ("E_oracle", "R_HMP_oracle", "R_NP_oracle"):
+        assert rescored.metrics[name].value == pytest.approx(results[ORACLE][f"{name},oracle"])
+
+
+def test_inspect_spreading_activation_with_the_model(smollm2_gguf: Path, tmp_path: Path) -> None:
+    """The acceptance command, shortened: the filter is SmolLM2, each C_t is logged."""
+    from transformers import AutoTokenizer
+
+    tokenizer_dir = tmp_path / "tokenizer"
+    AutoTokenizer.from_pretrained(smollm2_gguf.parent, gguf_file=smollm2_gguf.name).save_pretrained(
+        tokenizer_dir
+    )
+    command = [
+        "inspect", "eval", "conceptcomb/ccpt_pi_emergent_sa_conceptnet", "--model", "hf/smollm2",
+        "-M", f"model_path={smollm2_gguf.parent}", "-M", f"gguf_file={smollm2_gguf.name}",
+        "-M", f"tokenizer={tokenizer_dir}", "-M", "do_sample=false",
+        "-T", "judge=off", "-T", "sa_iterations=2",
+        "--limit", "1", "--max-tokens", "24", "--log-dir", str(tmp_path / "logs"),
+        "--display", "plain", "--log-format", "json",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    log_path = next((tmp_path / "logs").glob("*.json"))
+    log = json.loads(log_path.read_text())
+    assert log["status"] == "success"
+    sample = log["samples"][0]
+    trace = sample["metadata"]["spreading_activation"]
+    steps = trace["iterations"]
+    assert 1 <= len(steps) <= 2 and trace["stopped"] in ("converged", "max_iterations")
+    prompts = model_prompts(read_eval_log(str(log_path)))
+    assert prompts[0] == filter_prompt(steps[0]["filter_input"], trace["objective"])
+    assert len(prompts) == len(steps) + 1  # one filter call per iteration, then the answer
+    assert f"- Relevant concepts: {sample['metadata']['relevant_concepts']}" in prompts[-1]
