@@ -80,7 +80,9 @@ def emergence_plot(table: Table, path: Path) -> Path:
         axis.grid(axis="x", color="#e5e5e5")
         axis.set_axisbelow(True)
     axes[0].set_yticks(positions, [_label(row) for row in rows], fontsize=8)
-    fig.suptitle("CCPT: emergence and cancellation per model (blue: ours; grey: paper)", fontsize=10)
+    fig.suptitle(
+        "CCPT: emergence and cancellation per model (blue: ours; grey: paper)", fontsize=10
+    )
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -114,7 +114,9 @@ def _html_header(table: Table) -> str:
 
 def _html_row(table: Table, row: Row) -> str:
     ours = row.origin != PUBLISHED
-    badge = '<span class="badge ours">ours</span>' if ours else '<span class="badge pub">paper</span>'
+    badge = (
+        '<span class="badge ours">ours</span>' if ours else '<span class="badge pub">paper</span>'
+    )
     title = f' title="{html.escape(row.note)}"' if row.note else ""
     fixed = [
         f"<td{title}>{badge}{html.escape(row.model)}</td>",

@@ -86,8 +86,10 @@ class Run:
 
     @property
     def framework_text(self) -> str:
-        return f"{self.framework} {self.framework_version}" if self.framework_version else (
-            self.framework
+        return (
+            f"{self.framework} {self.framework_version}"
+            if self.framework_version
+            else (self.framework)
         )
 
 

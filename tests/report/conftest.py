@@ -1,0 +1,80 @@
+"""Real runs of SmolLM2 for the report tests: one lm-eval run and one Inspect run, each of
+ccpt_tp and ccpt_pi_emergent (judged by the loopback server), made once per session."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conceptcomb.testing.judge_server import LoopbackServer
+from tests.ccpt.conftest import include_args
+
+TASKS = ("ccpt_tp", "ccpt_pi_emergent")
+LIMIT = 3
+
+
+@dataclass
+class RealRuns:
+    lm_eval_dir: Path  # lm-eval --output_path
+    inspect_dir: Path  # Inspect --log-dir
+    judge_url: str
+
+
+def lm_eval_command(gguf: Path, out: Path, metadata: dict) -> list[str]:
+    return [
+        "lm_eval",
+        "--model", "hf",
+        "--model_args", f"pretrained={gguf.parent},gguf_file={gguf.name}",
+        "--tasks", ",".join(TASKS),
+        "--limit", str(LIMIT),
+        "--apply_chat_template",
+        "--gen_kwargs", "max_gen_toks=48",
+        "--log_samples",
+        "--output_path", str(out),
+        "--metadata", json.dumps(metadata),
+        *include_args(),
+    ]  # fmt: skip
+
+
+def inspect_command(gguf: Path, tokenizer: Path, logs: Path, metadata: dict) -> list[str]:
+    options = [part for key, value in metadata.items() for part in ("-T", f"{key}={value}")]
+    return [
+        "inspect", "eval", *(f"conceptcomb/{task}" for task in TASKS),
+        "--model", "hf/smollm2",
+        "-M", f"model_path={gguf.parent}", "-M", f"gguf_file={gguf.name}",
+        "-M", f"tokenizer={tokenizer}", "-M", "do_sample=false",
+        *options,
+        "--limit", str(LIMIT), "--max-tokens", "48", "--log-dir", str(logs),
+        "--display", "plain",
+    ]  # fmt: skip
+
+
+def _run(command: list[str]) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+
+
+def make_runs(gguf: Path, root: Path, server: LoopbackServer) -> RealRuns:
+    from transformers import AutoTokenizer
+
+    metadata = {
+        "judge_base_url": server.base_url,
+        "judge_model": "gpt-4o",
+        "judge_cache": str(root / "judge.sqlite"),
+    }
+    runs = RealRuns(root / "lm-eval", root / "inspect", server.base_url)
+    _run(lm_eval_command(gguf, runs.lm_eval_dir, metadata))
+    tokenizer = root / "tokenizer"
+    AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(tokenizer)
+    _run(inspect_command(gguf, tokenizer, runs.inspect_dir, metadata))
+    return runs
+
+
+@pytest.fixture(scope="session")
+def real_runs(smollm2_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> RealRuns:
+    with LoopbackServer() as server:
+        return make_runs(smollm2_gguf, tmp_path_factory.mktemp("report-runs"), server)
