@@ -109,8 +109,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "results",
         nargs="+",
         type=Path,
-        help="lm-eval output folders or results_*.json, Inspect logs (.eval/.json) or their "
-        "folders, `conceptcomb score --output` files",
+        help="lm-eval output folders or results_*.json (samples beside them), Inspect logs "
+        "(.eval or .json) or their folders, `conceptcomb score --output` files; runs of the same "
+        "model in the same framework are merged",
     )
     parser.add_argument("--out", type=Path, default=Path("report"), help="output folder (report/)")
     parser.add_argument(
