@@ -73,8 +73,10 @@ def emergence_plot(table: Table, path: Path) -> Path:
             linewidth=0.4,
             error_kw={"elinewidth": 0.8, "capsize": 2},
         )
-        for y, (v, _) in zip(positions, values, strict=True):
-            axis.text(0.5, y, "n/a" if math.isnan(v) else "", va="center", fontsize=7)
+        for y, (v, e), row in zip(positions, values, rows, strict=True):
+            # our values are written out: a bar of width 0 and a missing value look alike
+            text = "n/a" if math.isnan(v) else (f"{v:.1f}" if row.origin != PUBLISHED else "")
+            axis.text(0.5 if math.isnan(v) else v + e + 1, y, text, va="center", fontsize=7)
         axis.set_title(title, fontsize=9)
         axis.set_xlim(0, 100)
         axis.grid(axis="x", color="#e5e5e5")

@@ -90,7 +90,8 @@ tr.published td { color: #555; }
 span.badge { font-size: 10px; border-radius: 3px; padding: 0 4px; margin-right: 4px; }
 span.ours { background: #1f77b4; color: white; } span.pub { background: #999; color: white; }
 ul.notes { font-size: 12px; color: #444; margin: 4px 0 0 0; padding-left: 18px; }
-figure { margin: 12px 0; } figure img { max-width: 1100px; border: 1px solid #ddd; }
+div.scroll { overflow-x: auto; } figure { margin: 12px 0; }
+figure img { max-width: 1100px; border: 1px solid #ddd; }
 figcaption { font-size: 12px; color: #555; }
 """
 
@@ -138,7 +139,8 @@ def html_table(table: Table) -> str:
     note_list = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
     return (
         f"<h2>{html.escape(table.title)}</h2>"
-        f"<table><thead>{_html_header(table)}</thead><tbody>{body}</tbody></table>"
+        f'<div class="scroll"><table><thead>{_html_header(table)}</thead>'
+        f"<tbody>{body}</tbody></table></div>"
         + (f'<ul class="notes">{note_list}</ul>' if notes else "")
     )
 
