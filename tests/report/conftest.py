@@ -4,6 +4,7 @@ ccpt_tp and ccpt_pi_emergent (judged by the loopback server), made once per sess
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,5 +77,16 @@ def make_runs(gguf: Path, root: Path, server: LoopbackServer) -> RealRuns:
 
 @pytest.fixture(scope="session")
 def real_runs(smollm2_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> RealRuns:
+    # While working on the report, CONCEPTCOMB_TEST_REPORT_RUNS=DIR keeps the runs in DIR and
+    # reuses them (the model runs take minutes); by default they are made afresh.
+    kept = os.environ.get("CONCEPTCOMB_TEST_REPORT_RUNS")
+    if kept and (Path(kept) / "inspect").is_dir():
+        return RealRuns(Path(kept) / "lm-eval", Path(kept) / "inspect", _judge_url(Path(kept)))
+    root = Path(kept) if kept else tmp_path_factory.mktemp("report-runs")
     with LoopbackServer() as server:
-        return make_runs(smollm2_gguf, tmp_path_factory.mktemp("report-runs"), server)
+        return make_runs(smollm2_gguf, root, server)
+
+
+def _judge_url(root: Path) -> str:
+    results = json.loads(next((root / "lm-eval").rglob("results_*.json")).read_text())
+    return results["configs"]["ccpt_pi_emergent"]["metadata"]["judge_base_url"]

@@ -158,13 +158,16 @@ def test_bundles_of_the_same_results_agree(bundles: dict[str, Path], real_runs: 
 def test_api_key_inside_fails_validation(bundles: dict[str, Path], tmp_path: Path) -> None:
     bundle = load(bundles["inspect"])
     bundle["model"]["args"]["api_key"] = FAKE_OPENAI_KEY
+    bundle["notes"] = [f"export OPENAI_API_KEY={FAKE_OPENAI_KEY}"]
     path = tmp_path / "leaky.bundle.json"
     path.write_text(json.dumps(reseal(bundle)))
     code, printed = run_cli("validate-bundle", str(path))
     assert code == 1
     assert f"{path}: INVALID" in printed
     assert "secret: bundle.model.args.api_key is a credential field with a value" in printed
-    assert "looks like an OpenAI/Anthropic-style API key" in printed
+    assert "secret: bundle.notes[0] holds what looks like an OpenAI/Anthropic-style API key" in (
+        printed
+    )
     assert "checksum:" not in printed  # resealed: the secret alone makes it invalid
 
 
@@ -187,7 +190,8 @@ def test_edited_metric_fails_the_content_checksum(bundles: dict[str, Path], tmp_
     path = tmp_path / "edited.bundle.json"
     shutil.copy(bundles["lm-eval"], path)
     bundle = load(path)
-    bundle["tasks"][0]["metrics"]["accuracy"]["value"] = 99.0
+    (tp,) = [task for task in bundle["tasks"] if task["task"] == "ccpt_tp"]
+    tp["metrics"]["accuracy"]["value"] = 99.0
     path.write_text(json.dumps(bundle))
     code, printed = run_cli("validate-bundle", str(path))
     assert code == 1

@@ -88,9 +88,14 @@ def test_type_prediction_rows_are_the_runs_numbers(
     assert set(ours) == {"lm-eval", "inspect"}
     results = lm_eval_results(real_runs)["results"]["ccpt_tp"]
     means = inspect_means(real_runs, "ccpt_tp")
-    for key in ("accuracy", "cm_emergent_as_emergent", "cm_canceled_as_others"):
+    for key in ("accuracy", "cm_emergent_as_emergent", "cm_emergent_as_others"):
         assert float(ours["lm-eval"][key]) == pytest.approx(results[f"{key},none"])
         assert float(ours["inspect"][key]) == pytest.approx(means[key])
+    # no canceled item among the first 3: that row of the matrix is undefined, left empty
+    assert "cm_canceled_as_others,none" not in results
+    assert (
+        ours["lm-eval"]["cm_canceled_as_others"] == ours["inspect"]["cm_canceled_as_others"] == ""
+    )
     assert ours["lm-eval"]["items"] == ours["inspect"]["items"] == "3/1000"
     (paper,) = [row for row in rows if row["origin"] == "published"]
     assert paper["model"] == "GPT-4o" and float(paper["accuracy"]) == 56.4
