@@ -1,5 +1,6 @@
 """Real runs of SmolLM2 for the report tests: one lm-eval run and one Inspect run, each of
-ccpt_tp and ccpt_pi_emergent (judged by the loopback server), made once per session."""
+ccpt_tp and ccpt_pi_emergent (judged by the loopback server), made once per session; the
+lm-eval run also does mcrae_esslli44 (a second benchmark, no judge)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from conceptcomb.testing.judge_server import LoopbackServer
 from tests.ccpt.conftest import include_args
 
 TASKS = ("ccpt_tp", "ccpt_pi_emergent")
+LM_EVAL_ONLY = ("mcrae_esslli44",)
 LIMIT = 3
 
 
@@ -30,7 +32,7 @@ def lm_eval_command(gguf: Path, out: Path, metadata: dict) -> list[str]:
         "lm_eval",
         "--model", "hf",
         "--model_args", f"pretrained={gguf.parent},gguf_file={gguf.name}",
-        "--tasks", ",".join(TASKS),
+        "--tasks", ",".join(TASKS + LM_EVAL_ONLY),
         "--limit", str(LIMIT),
         "--apply_chat_template",
         "--gen_kwargs", "max_gen_toks=48",
