@@ -12,6 +12,7 @@ import pytest
 
 from conceptcomb.ccpt.data import CCPT_DATASET
 from conceptcomb.cli import main
+from conceptcomb.mcrae.data import ESSLLI_NOUNS_DATASET, MCRAE_DATASET
 from conceptcomb.report.bundle import REDACTED, build_bundle, content_sha256, find_secrets, redact
 from conceptcomb.report.runs import INSPECT, read_runs
 from conceptcomb.report.validate import validate_bundle
@@ -109,7 +110,14 @@ def test_bundle_holds_what_a_leaderboard_needs(
     assert bundle["framework"] == {"name": "lm-eval", "version": "0.4.13"}
     assert bundle["model"]["args"]["gguf_file"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
     tasks = {task["task"]: task for task in bundle["tasks"]}
-    assert set(tasks) == {"ccpt_tp", "ccpt_pi_emergent"}
+    assert set(tasks) == {"ccpt_tp", "ccpt_pi_emergent", "mcrae_esslli44"}
+    mcrae = tasks["mcrae_esslli44"]
+    assert [d["revision"] for d in mcrae["datasets"]] == [
+        MCRAE_DATASET.revision,
+        ESSLLI_NOUNS_DATASET.revision,
+    ]
+    assert all(f["checked_locally"] for d in mcrae["datasets"] for f in d["files"].values())
+    assert mcrae["judge"] is None and mcrae["items_total"] == 44
     tp, pi = tasks["ccpt_tp"], tasks["ccpt_pi_emergent"]
     assert (tp["version"], tp["items"], tp["items_total"], tp["complete"]) == (
         "1.0",

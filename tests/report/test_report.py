@@ -59,8 +59,12 @@ def csv_rows(path: Path) -> list[dict[str, str]]:
 def test_runs_are_read_from_both_frameworks(real_runs: RealRuns) -> None:
     runs = read_runs([real_runs.lm_eval_dir, real_runs.inspect_dir])
     assert sorted(run.framework for run in runs) == [INSPECT, LM_EVAL]
+    tasks = {run.framework: set(run.tasks) for run in runs}
+    assert tasks == {
+        LM_EVAL: {"ccpt_tp", "ccpt_pi_emergent", "mcrae_esslli44"},
+        INSPECT: {"ccpt_tp", "ccpt_pi_emergent"},
+    }
     for run in runs:
-        assert set(run.tasks) == {"ccpt_tp", "ccpt_pi_emergent"}
         assert run.model.label == "SmolLM2-135M-Instruct.Q4_1"
         tp = run.tasks["ccpt_tp"]
         assert (tp.n_items, tp.n_total, tp.complete) == (3, 1000, False)
@@ -74,8 +78,9 @@ def test_files_written(report: tuple[Path, str]) -> None:
     assert names == {
         "ccpt.md", "ccpt.html", "ccpt_generative.csv", "ccpt_type_prediction.csv",
         "ccpt_emergence_cancellation.png", "ccpt_confusion.png",
+        "mcrae.md", "mcrae.html", "mcrae.csv",
     }  # fmt: skip
-    assert printed.startswith("## CCPT")
+    assert printed.startswith("## CCPT") and "## McRae" in printed
     for png in out.glob("*.png"):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
 
@@ -120,6 +125,18 @@ def test_generative_table_has_table_3_beside_ours(
     assert (float(gpt4o["pi_emergent:E"]), float(gpt4o["pi_emergent:E_stderr"])) == (40.8, 0.7)
 
 
+def test_mcrae_table_has_our_precision_and_no_published_rows(
+    report: tuple[Path, str], real_runs: RealRuns
+) -> None:
+    (row,) = csv_rows(report[0] / "mcrae.csv")
+    results = lm_eval_results(real_runs)["results"]["mcrae_esslli44"]
+    assert (row["origin"], row["setting"], row["items"]) == ("ours", "44 ESSLLI nouns", "3/44")
+    for key in ("P@10", "P@20", "P@30", "P@10_strict"):
+        assert float(row[key]) == pytest.approx(results[f"{key},none"])
+        assert float(row[f"{key}_stderr"]) == pytest.approx(results[f"{key}_stderr,none"])
+    assert "publishes no system results" in (report[0] / "mcrae.md").read_text()
+
+
 def test_markdown_marks_the_papers_rows_and_partial_runs(report: tuple[Path, str]) -> None:
     text = (report[0] / "ccpt.md").read_text()
     assert "### CCPT generative tasks (Song et al. 2025, Table 3)" in text
@@ -153,3 +170,20 @@ def test_results_of_no_conceptcomb_task_are_refused(tmp_path: Path, capsys) -> N
     other.write_text(json.dumps({"results": {"arc_easy": {"acc,none": 0.5}}, "configs": {}}))
     assert main(["report", str(other), "--out", str(tmp_path / "out")]) == 2
     assert "none of the results is from a conceptcomb task" in capsys.readouterr().err
+
+
+def test_rescored_replies_become_a_row_of_their_own(real_runs: RealRuns, tmp_path: Path) -> None:
+    """`conceptcomb score` output: the model named by the results beside the samples."""
+    samples = next(real_runs.lm_eval_dir.rglob("samples_ccpt_tp_*.jsonl"))
+    scored = tmp_path / "tp_scored.json"
+    assert (
+        run_cli("score", "ccpt_tp", "--predictions", str(samples), "--output", str(scored))[0] == 0
+    )
+    code, _ = run_cli("report", str(scored), "--out", str(tmp_path / "out"), "--no-plots")
+    assert code == 0
+    rows = csv_rows(tmp_path / "out" / "ccpt_type_prediction.csv")
+    (ours,) = [row for row in rows if row["origin"] == "ours"]
+    assert ours["model"] == "SmolLM2-135M-Instruct.Q4_1"
+    assert ours["framework_or_source"].startswith("conceptcomb score")
+    results = lm_eval_results(real_runs)["results"]["ccpt_tp"]
+    assert float(ours["accuracy"]) == pytest.approx(results["accuracy,none"])

@@ -333,6 +333,7 @@ def abspyramid_generation(runs: Iterable[Run]) -> Table:
 
 # --- McRae -----------------------------------------------------------------------------------
 MCRAE = "mcrae"
+MCRAE_OPTIONS = ("tie_rule", "senses")
 
 
 def mcrae(runs: Iterable[Run]) -> Table:
@@ -356,7 +357,9 @@ def mcrae(runs: Iterable[Run]) -> Table:
         for task_name, setting in (("mcrae_esslli44", "44 ESSLLI nouns"), ("mcrae_all", "all")):
             tasks, cells = _collect(run, {task_name: ("", names)})
             if tasks:
-                options = ", ".join(f"{k}={v}" for k, v in sorted(tasks[0].options.items()))
+                # only McRae's own options (lm-eval's --metadata goes to every task)
+                mcrae_options = {k: v for k, v in tasks[0].options.items() if k in MCRAE_OPTIONS}
+                options = ", ".join(f"{k}={v}" for k, v in sorted(mcrae_options.items()))
                 label = f"{setting} ({options})" if options else setting
                 table.rows.append(_our_row(run, label, tasks, cells))
     table.notes.append(pub.MCRAE_NOTE)
