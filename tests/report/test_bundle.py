@@ -188,8 +188,8 @@ def test_changed_data_checksum_fails_validation(bundles: dict[str, Path], tmp_pa
     assert problems == [
         "data: bundle.tasks[0].datasets[0].files['ccpt_emergent.csv'].sha256 is "
         f"{'0' * 64}, but {CCPT_DATASET.describe()} has "
-        f"{CCPT_DATASET.file('ccpt_emergent.csv').sha256}: the data was changed, or the "
-        "bundle was"
+        f"{CCPT_DATASET.file('ccpt_emergent.csv').sha256}: the run's data differs from the "
+        "pinned release, or the bundle was edited"
     ]
 
 

@@ -187,7 +187,8 @@ def _check_pinned(record: dict[str, Any], where: str) -> list[str]:
         elif entry.get("sha256") != pinned:
             problems.append(
                 f"{where}.files[{name!r}].sha256 is {entry.get('sha256')}, but "
-                f"{dataset.describe()} has {pinned}: the data was changed, or the bundle was"
+                f"{dataset.describe()} has {pinned}: the run's data differs from the pinned "
+                "release, or the bundle was edited"
             )
     missing = sorted(pins.keys() - record.get("files", {}).keys())
     if missing:
