@@ -30,6 +30,8 @@ def find_browser() -> str:
     for path in found:
         if path and Path(path).is_file():
             return path
+    if named:
+        pytest.fail(f"CONCEPTCOMB_BROWSER={named} is not a file: name a Chromium binary.")
     pytest.fail(
         "No headless browser found for the report screenshot test: install Chromium "
         "(Debian/Ubuntu: apt-get install -y chromium) or set CONCEPTCOMB_BROWSER to a "
