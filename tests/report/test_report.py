@@ -135,6 +135,8 @@ def test_mcrae_table_has_our_precision_and_no_published_rows(
         assert float(row[key]) == pytest.approx(results[f"{key},none"])
         assert float(row[f"{key}_stderr"]) == pytest.approx(results[f"{key}_stderr,none"])
     assert "publishes no system results" in (report[0] / "mcrae.md").read_text()
+    page = (report[0] / "mcrae.html").read_text()
+    assert "results_" in page and ".eval" not in page  # its source: the lm-eval run only
 
 
 def test_markdown_marks_the_papers_rows_and_partial_runs(report: tuple[Path, str]) -> None:

@@ -71,6 +71,12 @@ def _plots(table: Table, out: Path, written: Written) -> list[str]:
         return []
 
 
+def _sources(runs: list[Run], benchmark: str) -> list[str]:
+    """The results files the benchmark's rows come from."""
+    tasks = [task for run in runs for task in run.tasks.values() if task.benchmark == benchmark]
+    return sorted({str(task.source) for task in tasks})
+
+
 def write_report(
     runs: list[Run], out: Path, with_published: bool = True, with_plots: bool = True
 ) -> Written:
@@ -82,7 +88,6 @@ def write_report(
         )
     out.mkdir(parents=True, exist_ok=True)
     written = Written()
-    sources = sorted({str(source) for run in runs for source in run.sources})
     for benchmark, tables in found.items():
         sections, markdown = [], [f"## {render.BENCHMARK_TITLES[benchmark]}\n"]
         for table in tables:
@@ -95,7 +100,7 @@ def write_report(
                 sections += _plots(table, out, written)
         text = "\n".join(markdown)
         (out / f"{benchmark}.md").write_text(text, encoding="utf-8")
-        page = render.html_page(benchmark, sections, sources)
+        page = render.html_page(benchmark, sections, _sources(runs, benchmark))
         (out / f"{benchmark}.html").write_text(page, encoding="utf-8")
         written.files += [out / f"{benchmark}.md", out / f"{benchmark}.html"]
         written.markdown[benchmark] = text
