@@ -10,6 +10,9 @@ conceptcomb data fetch abspyramid # download the AbsPyramid hub files at the pin
 conceptcomb data fetch mcrae; conceptcomb data fetch esslli08-nouns
 conceptcomb tasks-path            # the folder to pass to lm_eval --include_path
 conceptcomb cggc build --out DIR  # build CGGC (also: cggc stats, cggc report)
+conceptcomb report RESULTS... --out DIR          # leaderboard tables, plots, HTML pages
+conceptcomb submit-bundle RESULTS... --out DIR   # one leaderboard bundle per model run
+conceptcomb validate-bundle FILE...              # schema, checksums, no secrets
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from conceptcomb.common.errors import ConceptcombError
 from conceptcomb.common.hubfiles import HubDataset, file_digests, resolve_hub_files
 from conceptcomb.common.results import ScoreReport
 from conceptcomb.mcrae.data import ESSLLI_NOUNS_DATASET, MCRAE_DATASET
+from conceptcomb.report import cli as report_cli
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.judges import packaged_smollm2_gguf
 
@@ -279,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     path.set_defaults(run=lambda _: print(tasks_path()) or 0)
 
     cggc_cli.add_commands(commands)
+    report_cli.add_commands(commands)
     return parser
 
 

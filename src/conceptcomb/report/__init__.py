@@ -1,0 +1,1 @@
+"""Leaderboard reports (tables, plots, HTML pages) and submission bundles."""

@@ -1,0 +1,136 @@
+"""``conceptcomb report RESULTS... --out DIR``: tables, plots and pages for every benchmark.
+
+For each benchmark the runs touch it writes, into ``DIR``:
+
+* ``<table>.csv`` per table (values and standard errors in separate columns),
+* ``<benchmark>.md`` with every table of the benchmark,
+* ``<benchmark>_<plot>.png`` (matplotlib) and
+* ``<benchmark>.html``: the tables and the plots in one page with no external resource.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conceptcomb.common.errors import ConfigError, DataFormatError
+from conceptcomb.report import published as pub
+from conceptcomb.report import render
+from conceptcomb.report.runs import Run, read_runs
+from conceptcomb.report.tables import Table, benchmark_tables
+
+# table key -> (plot name, function, caption)
+PlotSpec = tuple[str, Callable[[Table, Path], Path], str]
+
+
+def _plot_specs() -> dict[str, list[PlotSpec]]:
+    from conceptcomb.report import plots
+
+    return {
+        pub.CCPT_GENERATIVE: [
+            (
+                "emergence_cancellation",
+                plots.emergence_plot,
+                "Emergence and cancellation per model, with standard errors.",
+            )
+        ],
+        pub.CCPT_TYPE_PREDICTION: [
+            (
+                "confusion",
+                plots.confusion_plot,
+                "Confusion matrix of property-type prediction per model.",
+            )
+        ],
+        pub.CGGC_TABLE4: [
+            ("gap", plots.gap_plot, "id vs ood per model and metric: the gap is the distance.")
+        ],
+    }
+
+
+@dataclass
+class Written:
+    files: list[Path] = field(default_factory=list)
+    markdown: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _plots(table: Table, out: Path, written: Written) -> list[str]:
+    """Draw the table's plots; HTML figures for the page."""
+    try:
+        specs = _plot_specs().get(table.key, [])
+        figures = []
+        for name, draw, caption in specs:
+            path = draw(table, out / f"{table.benchmark}_{name}.png")
+            written.files.append(path)
+            figures.append(render.html_figure(path, caption))
+        return figures
+    except ConfigError as err:  # matplotlib missing: tables still come out
+        written.warnings.append(str(err))
+        return []
+
+
+def _sources(runs: list[Run], benchmark: str) -> list[str]:
+    """The results files the benchmark's rows come from."""
+    tasks = [task for run in runs for task in run.tasks.values() if task.benchmark == benchmark]
+    return sorted({str(task.source) for task in tasks})
+
+
+def write_report(
+    runs: list[Run], out: Path, with_published: bool = True, with_plots: bool = True
+) -> Written:
+    found = benchmark_tables(runs, with_published)
+    if not found:
+        raise DataFormatError(
+            "none of the results is from a conceptcomb task (ccpt_*, cggc_*, abspyramid_*, "
+            "mcrae_*)."
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    written = Written()
+    for benchmark, tables in found.items():
+        sections, markdown = [], [f"## {render.BENCHMARK_TITLES[benchmark]}\n"]
+        for table in tables:
+            csv_path = out / f"{table.key}.csv"
+            render.write_csv(table, csv_path)
+            written.files.append(csv_path)
+            markdown.append(render.markdown(table))
+            sections.append(render.html_table(table))
+            if with_plots:
+                sections += _plots(table, out, written)
+        text = "\n".join(markdown)
+        (out / f"{benchmark}.md").write_text(text, encoding="utf-8")
+        page = render.html_page(benchmark, sections, _sources(runs, benchmark))
+        (out / f"{benchmark}.html").write_text(page, encoding="utf-8")
+        written.files += [out / f"{benchmark}.md", out / f"{benchmark}.html"]
+        written.markdown[benchmark] = text
+    for run in runs:
+        written.warnings += run.notes
+    return written
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "results",
+        nargs="+",
+        type=Path,
+        help="lm-eval output folders or results_*.json (samples beside them), Inspect logs "
+        "(.eval or .json) or their folders, `conceptcomb score --output` files; runs of the same "
+        "model in the same framework are merged",
+    )
+    parser.add_argument("--out", type=Path, default=Path("report"), help="output folder (report/)")
+    parser.add_argument(
+        "--no-published", action="store_true", help="leave out the papers' published rows"
+    )
+    parser.add_argument("--no-plots", action="store_true", help="tables only")
+
+
+def run(args: argparse.Namespace) -> int:
+    runs = read_runs(args.results)
+    written = write_report(runs, args.out, not args.no_published, not args.no_plots)
+    for text in written.markdown.values():
+        print(text)
+    for warning in dict.fromkeys(written.warnings):
+        print(f"note: {warning}")
+    print(f"written to {args.out}: " + ", ".join(p.name for p in written.files))
+    return 0

@@ -1,0 +1,272 @@
+"""Leaderboard bundles: one JSON file per model run, with what a leaderboard needs to trust it.
+
+``conceptcomb submit-bundle RESULTS... --out DIR`` writes, per (framework, model) run:
+
+* the framework and its version, the model's identity (name, provider, arguments with
+  secrets removed, revision/sha where the framework records them), generation settings;
+* per task: name and version, items evaluated of the total, options, the dataset revision
+  and the sha256 of its files, the prompts' hash (the package's templates, and the prompts
+  actually sent when the samples are there), the judge and its calibration figure, and the
+  metrics with standard errors;
+* the sha256 of each results file it was made from, and ``content_sha256``: the sha256 of
+  the bundle's canonical JSON without that field, so a later edit is detected.
+
+``conceptcomb validate-bundle FILE`` checks the schema, ``content_sha256``, the datasets'
+revisions and checksums against this package's pins, and that no secret is inside.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import importlib
+import json
+import platform
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import conceptcomb
+from conceptcomb.common.datafiles import sha256_of
+from conceptcomb.common.errors import DataFormatError
+from conceptcomb.report.datasets import dataset_records
+from conceptcomb.report.runs import INSPECT, LM_EVAL, Run, TaskRun
+
+SCHEMA_ID = "conceptcomb-bundle/1"
+REDACTED = "<redacted>"
+
+# Values that look like credentials (OpenAI/Anthropic, Hugging Face, AWS, Google, GitHub,
+# Slack, bearer tokens, private keys).
+SECRET_PATTERNS = {
+    "an OpenAI/Anthropic-style API key (sk-...)": re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}"),
+    "a Hugging Face token (hf_...)": re.compile(r"\bhf_[A-Za-z0-9]{30,}"),
+    "an AWS access key id": re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
+    "a Google API key": re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"),
+    "a GitHub token": re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{22,})"),
+    "a Slack token": re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),
+    "a bearer token": re.compile(r"\bBearer\s+[A-Za-z0-9._\-]{16,}"),
+    "a private key": re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
+}
+# Field names whose values are credentials: "api_key", "hf_token", "authorization"... but not
+# "tokenizer", "max_tokens" or "judge_api_key_env" (which holds a variable NAME).
+SECRET_FIELD = re.compile(
+    r"(.*[_-])?(api[_-]?key|access[_-]?key|secret([_-]?key)?|password|passwd|token|"
+    r"authorization|bearer|credentials?)",
+    re.IGNORECASE,
+)
+
+
+# --- secrets --------------------------------------------------------------------------------
+def _secret_field(name: str) -> bool:
+    return SECRET_FIELD.fullmatch(name) is not None
+
+
+def redact(value: Any, name: str = "") -> Any:
+    """A copy with credential fields and credential-looking strings replaced."""
+    if isinstance(value, dict):
+        return {key: redact(item, str(key)) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact(item, name) for item in value]
+    if isinstance(value, str):
+        if value and _secret_field(name):
+            return REDACTED
+        for pattern in SECRET_PATTERNS.values():
+            value = pattern.sub(REDACTED, value)
+    return value
+
+
+def find_secrets(value: Any, where: str = "bundle") -> list[str]:
+    """Paths of fields that hold a credential, with what it looks like."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            path = f"{where}.{key}"
+            if isinstance(item, str) and item and item != REDACTED and _secret_field(str(key)):
+                found.append(f"{path} is a credential field with a value")
+            else:
+                found += find_secrets(item, path)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += find_secrets(item, f"{where}[{index}]")
+    elif isinstance(value, str):
+        found += [
+            f"{where} holds what looks like {kind}"
+            for kind, pattern in SECRET_PATTERNS.items()
+            if pattern.search(value)
+        ]
+    return found
+
+
+# --- hashes ---------------------------------------------------------------------------------
+def canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def content_sha256(bundle: dict[str, Any]) -> str:
+    body = {key: value for key, value in bundle.items() if key != "content_sha256"}
+    return hashlib.sha256(canonical(body)).hexdigest()
+
+
+def template_constants(benchmark: str) -> dict[str, Any]:
+    """The benchmark's prompt texts: every upper-case module constant of its prompts.py."""
+    module = importlib.import_module(f"conceptcomb.{benchmark}.prompts")
+    constants = {}
+    for name, value in vars(module).items():
+        if name.strip("_").isupper() and isinstance(value, str | int | float | tuple | dict):
+            try:
+                canonical(value)
+            except TypeError:
+                continue
+            constants[name] = value
+    return constants
+
+
+def templates_sha256(benchmark: str) -> str:
+    return hashlib.sha256(canonical(template_constants(benchmark))).hexdigest()
+
+
+def _lm_eval_prompts(task: TaskRun) -> list[Any] | None:
+    """(doc_id, prompt arguments) of the samples file beside the results, if logged."""
+    stamp = task.source.stem.removeprefix("results_")
+    path = task.source.parent / f"samples_{task.task}_{stamp}.jsonl"
+    if not path.is_file():
+        return None
+    prompts = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            sample = json.loads(line)
+            prompts.append([sample.get("doc_id"), sample.get("arguments")])
+    return sorted(prompts, key=lambda pair: str(pair[0]))
+
+
+def _inspect_prompts(task: TaskRun) -> list[Any] | None:
+    from inspect_ai.log import read_eval_log
+
+    log = read_eval_log(str(task.source))
+    if not log.samples:
+        return None
+    prompts = []
+    for sample in log.samples:
+        messages = sample.input
+        if not isinstance(messages, str):
+            messages = [[m.role, m.text] for m in messages]
+        prompts.append([str(sample.id), sample.epoch, messages])
+    return sorted(prompts, key=lambda item: (item[0], item[1]))
+
+
+def sent_prompts_sha256(framework: str, task: TaskRun) -> str | None:
+    """sha256 of the prompts the model received, from the run's samples (None without)."""
+    prompts = None
+    if framework == LM_EVAL:
+        prompts = _lm_eval_prompts(task)
+    elif framework == INSPECT:
+        prompts = _inspect_prompts(task)
+    return hashlib.sha256(canonical(prompts)).hexdigest() if prompts else None
+
+
+# --- building -------------------------------------------------------------------------------
+def _judge(task: TaskRun, calibration: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The judge the run used (its options or Inspect's grader), and its calibration."""
+    if task.benchmark != "ccpt" or task.task.startswith("ccpt_tp"):
+        return None
+    judge: dict[str, Any] = {}
+    if task.judge:
+        judge.update(task.judge)
+    for key in ("judge", "judge_model", "judge_base_url", "judge_api_key_env"):
+        if task.options.get(key) is not None:
+            judge[key] = task.options[key]
+    if not judge:
+        judge["judge"] = "default (gpt-4o at OpenAI, unless CONCEPTCOMB_JUDGE* was set)"
+    judge["calibration"] = calibration
+    return judge
+
+
+def calibration_summary(path: Path) -> dict[str, Any]:
+    """The figure from `conceptcomb judge calibrate --output`: correlations with humans."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        rows = {row["group"]: row for row in data["correlations"]}
+        return {
+            "judge": data["judge"],
+            "pairs": data["pairs"],
+            "seed": data["seed"],
+            "pearson": {group: row["pearson"] for group, row in rows.items()},
+            "spearman": {group: row["spearman"] for group, row in rows.items()},
+            "source_sha256": sha256_of(path),
+        }
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as err:
+        raise DataFormatError(
+            f"{path}: not a `conceptcomb judge calibrate --output` file ({err})."
+        ) from err
+
+
+def _number(value: float | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def task_record(run: Run, task: TaskRun, calibration: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        "task": task.task,
+        "benchmark": task.benchmark,
+        "version": task.version,
+        "created": task.created,
+        "items": task.n_items,
+        "items_total": task.n_total,
+        "complete": task.complete,
+        "num_fewshot": task.num_fewshot,
+        "options": task.options,
+        "datasets": dataset_records(task.benchmark, task.options),
+        "prompts": {
+            "templates_sha256": templates_sha256(task.benchmark),
+            "sent_sha256": sent_prompts_sha256(run.framework, task),
+            "framework_task_hash": task.framework_hash,
+        },
+        "judge": _judge(task, calibration),
+        "metrics": {
+            name: {"value": _number(m.value), "stderr": _number(m.stderr)}
+            for name, m in sorted(task.metrics.items())
+        },
+        "source": task.source.name,
+    }
+
+
+def build_bundle(run: Run, calibration: dict[str, Any] | None = None) -> dict[str, Any]:
+    bundle = {
+        "schema": SCHEMA_ID,
+        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "conceptcomb_version": conceptcomb.__version__,
+        "python": platform.python_version(),
+        "framework": {"name": run.framework, "version": run.framework_version},
+        "model": {
+            "label": run.model.label,
+            "name": run.model.name,
+            "provider": run.model.provider,
+            "args": run.model.args,
+            "details": run.model.details,
+        },
+        "generation": run.generation,
+        "tasks": [task_record(run, t, calibration) for _, t in sorted(run.tasks.items())],
+        "sources": [{"file": p.name, "sha256": sha256_of(p)} for p in run.sources],
+        "notes": run.notes,
+    }
+    bundle = redact(json.loads(json.dumps(bundle, default=str)))
+    bundle["content_sha256"] = content_sha256(bundle)
+    return bundle
+
+
+def bundle_name(run: Run) -> str:
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{run.model.label}_{run.framework}").strip("-")
+    return f"{stem}.bundle.json"
+
+
+def write_bundles(
+    runs: Iterable[Run], out: Path, calibration: dict[str, Any] | None = None
+) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for run in runs:
+        path = out / bundle_name(run)
+        path.write_text(json.dumps(build_bundle(run, calibration), indent=2) + "\n")
+        written.append(path)
+    return written

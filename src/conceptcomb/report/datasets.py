@@ -1,0 +1,196 @@
+"""What a bundle records about each benchmark's data: revision and sha256 of every file.
+
+Pinned datasets (CCPT, McRae, CGGC's sources) have a sha256 per file in this package; the
+bundle records the sha256 of the copy on this machine when it can find one without
+downloading (the run's ``data_dir``, ``CONCEPTCOMB_DATA_DIR``, the cache), else the pinned
+one marked as not checked. AbsPyramid's hub files have a pinned revision but no pinned
+sha256, and CGGC's evaluation files are built by the user: for those the bundle records the
+sha256 of the local files (nothing to compare them with).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from conceptcomb.common.datafiles import PinnedDataset, cache_root, sha256_of, user_data_dir
+from conceptcomb.common.errors import ConceptcombError
+from conceptcomb.common.hubfiles import HubDataset
+
+
+def pinned_datasets(benchmark: str) -> list[PinnedDataset]:
+    """The sha256-pinned datasets a benchmark's tasks read (CGGC: what it is built from)."""
+    if benchmark == "ccpt":
+        from conceptcomb.ccpt.data import CCPT_DATASET
+
+        return [CCPT_DATASET]
+    if benchmark == "mcrae":
+        from conceptcomb.mcrae.data import ESSLLI_NOUNS_DATASET, MCRAE_DATASET
+
+        return [MCRAE_DATASET, ESSLLI_NOUNS_DATASET]
+    if benchmark == "cggc":
+        from conceptcomb.cggc.sources import CN100K_DATASET, COMMONGEN_DATASET
+
+        return [COMMONGEN_DATASET, CN100K_DATASET]
+    return []
+
+
+def hub_dataset(benchmark: str) -> HubDataset | None:
+    if benchmark == "abspyramid":
+        from conceptcomb.abspyramid.data import ABSPYRAMID_DATASET
+
+        return ABSPYRAMID_DATASET
+    return None
+
+
+def _local_copy(dataset: PinnedDataset, name: str, data_dir: str | None) -> Path | None:
+    """The file the run most likely read, found without downloading anything."""
+    try:
+        folder = user_data_dir(dataset, data_dir)
+    except ConceptcombError:
+        folder = None
+    candidates = [folder / name] if folder else []
+    candidates.append(cache_root() / "data" / dataset.key / dataset.revision / name)
+    return next((path for path in candidates if path.is_file()), None)
+
+
+def pinned_record(dataset: PinnedDataset, data_dir: str | None) -> dict[str, Any]:
+    files = {}
+    for pinned in dataset.files:
+        local = _local_copy(dataset, pinned.name, data_dir)
+        files[pinned.name] = {
+            "sha256": sha256_of(local) if local else pinned.sha256,
+            "checked_locally": local is not None,
+        }
+    return {
+        "kind": "pinned",
+        "key": dataset.key,
+        "title": dataset.title,
+        "repository": dataset.repository,
+        "revision": dataset.revision,
+        "files": files,
+    }
+
+
+def hub_record(dataset: HubDataset, data_dir: str | None) -> dict[str, Any]:
+    """Revision, and the sha256 of the local files where they can be found offline."""
+    files: dict[str, dict[str, Any]] = {}
+    try:
+        folder = user_data_dir(dataset, data_dir)  # type: ignore[arg-type]
+    except ConceptcombError:
+        folder = None
+    for name in dataset.files:
+        local = (
+            folder / name if folder and (folder / name).is_file() else _hub_cached(dataset, name)
+        )
+        files[name] = {
+            "sha256": sha256_of(local) if local else None,
+            "checked_locally": bool(local),
+        }
+    return {
+        "kind": "hub",
+        "key": dataset.key,
+        "title": dataset.title,
+        "repository": f"huggingface.co/datasets/{dataset.repo_id}",
+        "revision": dataset.revision,
+        "files": files,
+    }
+
+
+def _hub_cached(dataset: HubDataset, name: str) -> Path | None:
+    from huggingface_hub import try_to_load_from_cache
+
+    from conceptcomb.common.hubfiles import hub_cache_dir
+
+    found = try_to_load_from_cache(
+        dataset.repo_id,
+        name,
+        cache_dir=hub_cache_dir(),
+        revision=dataset.revision,
+        repo_type=dataset.repo_type,
+    )
+    return Path(found) if isinstance(found, str) else None
+
+
+def built_cggc_record(data_dir: str | None) -> dict[str, Any] | None:
+    """The user's CGGC evaluation files (built with `conceptcomb cggc build`), if found."""
+    from conceptcomb.cggc.data import POOL_FILE, TEST_FILE, _find_file, dataset_dir
+
+    try:
+        folder = dataset_dir(data_dir or os.environ.get("CONCEPTCOMB_DATA_DIR"))
+    except ConceptcombError:
+        return None
+    files = {}
+    for stem in (POOL_FILE, TEST_FILE):
+        path = _find_file(folder, stem)
+        if path is not None:
+            files[path.name] = {"sha256": sha256_of(path), "checked_locally": True}
+    return {"kind": "built", "key": "cggc", "title": "CGGC built by the user", "files": files}
+
+
+def dataset_records(benchmark: str, options: dict[str, Any]) -> list[dict[str, Any]]:
+    data_dir = options.get("data_dir")
+    data_dir = str(data_dir) if data_dir else None
+    records = [pinned_record(dataset, data_dir) for dataset in pinned_datasets(benchmark)]
+    hub = hub_dataset(benchmark)
+    if hub is not None:
+        records.append(hub_record(hub, data_dir))
+    if benchmark == "cggc":
+        built = built_cggc_record(data_dir)
+        if built is not None:
+            records.append(built)
+    return records
+
+
+def check_record(record: dict[str, Any], where: str) -> list[str]:
+    """Problems of one dataset record against this package's pins (empty when it matches)."""
+    if record.get("kind") == "built":
+        return []
+    if record.get("kind") == "hub":
+        hub = next(
+            (d for b in ("abspyramid",) if (d := hub_dataset(b)) and d.key == record["key"]),
+            None,
+        )
+        if hub is None:
+            return [f"{where}: unknown hub dataset {record.get('key')!r}"]
+        if record.get("revision") != hub.revision:
+            return [
+                f"{where}: revision {record.get('revision')} of {hub.repo_id}, but this "
+                f"conceptcomb pins {hub.revision}"
+            ]
+        return []
+    return _check_pinned(record, where)
+
+
+def _check_pinned(record: dict[str, Any], where: str) -> list[str]:
+    known = [
+        d
+        for b in ("ccpt", "mcrae", "cggc")
+        for d in pinned_datasets(b)
+        if d.repository == record.get("repository")
+    ]
+    if not known:
+        return [f"{where}: unknown dataset {record.get('repository')!r}"]
+    dataset = known[0]
+    if record.get("revision") != dataset.revision:
+        return [
+            f"{where}: revision {record.get('revision')} of {dataset.repository}, but this "
+            f"conceptcomb pins {dataset.revision}"
+        ]
+    problems = []
+    pins = {pinned.name: pinned.sha256 for pinned in dataset.files}
+    for name, entry in record.get("files", {}).items():
+        pinned = pins.get(name)
+        if pinned is None:
+            problems.append(f"{where}.files[{name!r}]: not a file of {dataset.describe()}")
+        elif entry.get("sha256") != pinned:
+            problems.append(
+                f"{where}.files[{name!r}].sha256 is {entry.get('sha256')}, but "
+                f"{dataset.describe()} has {pinned}: the run's data differs from the pinned "
+                "release, or the bundle was edited"
+            )
+    missing = sorted(pins.keys() - record.get("files", {}).keys())
+    if missing:
+        problems.append(f"{where}.files lacks {', '.join(missing)}")
+    return problems

@@ -1,0 +1,173 @@
+"""Writing tables: Markdown, CSV and a self-contained HTML page (plots inlined as PNG)."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+from collections.abc import Sequence
+from pathlib import Path
+
+import conceptcomb
+from conceptcomb.report.published import Cell
+from conceptcomb.report.tables import PUBLISHED, Row, Table
+
+FIXED = ("model", "setting", "framework / source", "items")
+BENCHMARK_TITLES = {
+    "ccpt": "CCPT: conceptual combination with property type",
+    "cggc": "CGGC: compositional generalization in graph-grounded generative commonsense",
+    "abspyramid": "AbsPyramid: abstraction detection and generation",
+    "mcrae": "McRae property norms: ESSLLI 2008 property generation",
+}
+
+
+def cell_text(cell: Cell | None, digits: int, with_stderr: bool = True) -> str:
+    if cell is None or cell.value is None:
+        return "–"
+    text = f"{cell.value:.{digits}f}"
+    if with_stderr and cell.stderr is not None:
+        text += f" ± {cell.stderr:.{digits}f}"
+    return text
+
+
+def _origin(row: Row) -> str:
+    return f"**published**: {row.framework}" if row.origin == PUBLISHED else row.framework
+
+
+def markdown(table: Table) -> str:
+    header = [*FIXED, *(c.flat_title for c in table.columns)]
+    lines = [f"### {table.title}", "", "| " + " | ".join(header) + " |"]
+    lines.append("|" + "---|" * len(FIXED) + "---:|" * len(table.columns))
+    for row in table.rows:
+        model = f"**{row.model}**" if row.origin != PUBLISHED else row.model
+        cells = [cell_text(row.cells.get(c.key), table.digits) for c in table.columns]
+        fixed = [model, row.setting, _origin(row), row.items or "–"]
+        lines.append("| " + " | ".join(s.replace("|", "\\|") for s in fixed + cells) + " |")
+    notes = [*table.notes, *_row_notes(table.rows)]
+    if notes:
+        lines += ["", *(f"- {note}" for note in notes)]
+    return "\n".join(lines) + "\n"
+
+
+def _row_notes(rows: Sequence[Row]) -> list[str]:
+    seen: dict[str, list[str]] = {}
+    for row in rows:
+        if row.note:
+            seen.setdefault(row.note, []).append(f"{row.model} {row.setting}".strip())
+    return [f"{', '.join(dict.fromkeys(who))}: {note}" for note, who in seen.items()]
+
+
+def write_csv(table: Table, path: Path) -> None:
+    """One line per row; each metric as value and stderr columns (empty when absent)."""
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        header = ["table", "origin", "model", "setting", "framework_or_source", "items", "note"]
+        for column in table.columns:
+            header += [column.key, f"{column.key}_stderr"]
+        writer.writerow(header)
+        for row in table.rows:
+            line = [table.key, row.origin, row.model, row.setting, row.framework, row.items]
+            line.append(row.note)
+            for column in table.columns:
+                cell = row.cells.get(column.key)
+                line.append("" if cell is None or cell.value is None else repr(cell.value))
+                line.append("" if cell is None or cell.stderr is None else repr(cell.stderr))
+            writer.writerow(line)
+
+
+# --- HTML ------------------------------------------------------------------------------------
+CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 24px;
+       color: #1d1d1f; }
+h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 6px; }
+p.meta { color: #666; font-size: 12px; margin: 0 0 12px; }
+table { border-collapse: collapse; font-size: 12px; margin: 6px 0; }
+th, td { border: 1px solid #d0d0d0; padding: 3px 6px; white-space: nowrap; }
+th { background: #f0f2f5; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.ours td { background: #eaf3ff; font-weight: 600; }
+tr.published td { color: #555; }
+span.badge { font-size: 10px; border-radius: 3px; padding: 0 4px; margin-right: 4px; }
+span.ours { background: #1f77b4; color: white; } span.pub { background: #999; color: white; }
+ul.notes { font-size: 12px; color: #444; margin: 4px 0 0 0; padding-left: 18px; }
+div.scroll { overflow-x: auto; } figure { margin: 12px 0; }
+figure img { max-width: 1100px; border: 1px solid #ddd; }
+figcaption { font-size: 12px; color: #555; }
+"""
+
+
+def _html_header(table: Table) -> str:
+    fixed = "".join(f'<th rowspan="2">{html.escape(name)}</th>' for name in FIXED)
+    groups: list[tuple[str, int]] = []
+    for column in table.columns:
+        if groups and groups[-1][0] == column.group:
+            groups[-1] = (column.group, groups[-1][1] + 1)
+        else:
+            groups.append((column.group, 1))
+    if all(not name for name, _ in groups):
+        fixed = "".join(f"<th>{html.escape(name)}</th>" for name in FIXED)
+        titles = "".join(f"<th>{html.escape(c.title)}</th>" for c in table.columns)
+        return f"<tr>{fixed}{titles}</tr>"
+    spans = "".join(f'<th colspan="{n}">{html.escape(name)}</th>' for name, n in groups)
+    titles = "".join(f"<th>{html.escape(c.title)}</th>" for c in table.columns)
+    return f"<tr>{fixed}{spans}</tr><tr>{titles}</tr>"
+
+
+def _html_row(table: Table, row: Row) -> str:
+    ours = row.origin != PUBLISHED
+    badge = (
+        '<span class="badge ours">ours</span>' if ours else '<span class="badge pub">paper</span>'
+    )
+    title = f' title="{html.escape(row.note)}"' if row.note else ""
+    fixed = [
+        f"<td{title}>{badge}{html.escape(row.model)}</td>",
+        f"<td>{html.escape(row.setting)}</td>",
+        f"<td>{html.escape(row.framework)}</td>",
+        f"<td>{html.escape(row.items or '–')}</td>",
+    ]
+    cells = [
+        f'<td class="num">{html.escape(cell_text(row.cells.get(c.key), table.digits))}</td>'
+        for c in table.columns
+    ]
+    kind = "ours" if ours else "published"
+    return f'<tr class="{kind}">' + "".join(fixed + cells) + "</tr>"
+
+
+def html_table(table: Table) -> str:
+    body = "".join(_html_row(table, row) for row in table.rows)
+    notes = [*table.notes, *_row_notes(table.rows)]
+    note_list = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+    return (
+        f"<h2>{html.escape(table.title)}</h2>"
+        f'<div class="scroll"><table><thead>{_html_header(table)}</thead>'
+        f"<tbody>{body}</tbody></table></div>"
+        + (f'<ul class="notes">{note_list}</ul>' if notes else "")
+    )
+
+
+def html_figure(png: Path, caption: str) -> str:
+    data = base64.b64encode(png.read_bytes()).decode("ascii")
+    return (
+        f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">'
+        f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+    )
+
+
+def html_page(benchmark: str, sections: Sequence[str], sources: Sequence[str]) -> str:
+    """A page with no external resource: styles inline, images as data: URIs."""
+    title = BENCHMARK_TITLES.get(benchmark, benchmark)
+    listed = ", ".join(html.escape(s) for s in sources)
+    buffer = io.StringIO()
+    buffer.write('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">')
+    buffer.write(f"<title>{html.escape(title)}: leaderboard</title><style>{CSS}</style>")
+    buffer.write("</head><body>")
+    buffer.write(f"<h1>{html.escape(title)}</h1>")
+    buffer.write(
+        f'<p class="meta">conceptcomb {conceptcomb.__version__} report. Blue rows '
+        f"(<b>ours</b>) come from: {listed}. Grey rows are the papers' published numbers, "
+        "with their source table.</p>"
+    )
+    for section in sections:
+        buffer.write(section)
+    buffer.write("</body></html>\n")
+    return buffer.getvalue()

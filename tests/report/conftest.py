@@ -1,0 +1,94 @@
+"""Real runs of SmolLM2 for the report tests: one lm-eval run and one Inspect run, each of
+ccpt_tp and ccpt_pi_emergent (judged by the loopback server), made once per session; the
+lm-eval run also does mcrae_esslli44 (a second benchmark, no judge)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conceptcomb.testing.judge_server import LoopbackServer
+from tests.ccpt.conftest import include_args
+
+TASKS = ("ccpt_tp", "ccpt_pi_emergent")
+LM_EVAL_ONLY = ("mcrae_esslli44",)
+LIMIT = 3
+
+
+@dataclass
+class RealRuns:
+    lm_eval_dir: Path  # lm-eval --output_path
+    inspect_dir: Path  # Inspect --log-dir
+    judge_url: str
+
+
+def lm_eval_command(gguf: Path, out: Path, metadata: dict) -> list[str]:
+    return [
+        "lm_eval",
+        "--model", "hf",
+        "--model_args", f"pretrained={gguf.parent},gguf_file={gguf.name}",
+        "--tasks", ",".join(TASKS + LM_EVAL_ONLY),
+        "--limit", str(LIMIT),
+        "--apply_chat_template",
+        "--gen_kwargs", "max_gen_toks=48",
+        "--log_samples",
+        "--output_path", str(out),
+        "--metadata", json.dumps(metadata),
+        *include_args(),
+    ]  # fmt: skip
+
+
+def inspect_command(gguf: Path, tokenizer: Path, logs: Path, metadata: dict) -> list[str]:
+    options = [part for key, value in metadata.items() for part in ("-T", f"{key}={value}")]
+    return [
+        "inspect", "eval", *(f"conceptcomb/{task}" for task in TASKS),
+        "--model", "hf/smollm2",
+        "-M", f"model_path={gguf.parent}", "-M", f"gguf_file={gguf.name}",
+        "-M", f"tokenizer={tokenizer}", "-M", "do_sample=false",
+        *options,
+        "--limit", str(LIMIT), "--max-tokens", "48", "--log-dir", str(logs),
+        "--display", "plain",
+    ]  # fmt: skip
+
+
+def _run(command: list[str]) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+
+
+def make_runs(gguf: Path, root: Path, server: LoopbackServer) -> RealRuns:
+    from transformers import AutoTokenizer
+
+    metadata = {
+        "judge_base_url": server.base_url,
+        "judge_model": "gpt-4o",
+        "judge_cache": str(root / "judge.sqlite"),
+    }
+    runs = RealRuns(root / "lm-eval", root / "inspect", server.base_url)
+    _run(lm_eval_command(gguf, runs.lm_eval_dir, metadata))
+    tokenizer = root / "tokenizer"
+    AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(tokenizer)
+    _run(inspect_command(gguf, tokenizer, runs.inspect_dir, metadata))
+    return runs
+
+
+@pytest.fixture(scope="session")
+def real_runs(smollm2_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> RealRuns:
+    # While working on the report, CONCEPTCOMB_TEST_REPORT_RUNS=DIR keeps the runs in DIR and
+    # reuses them (the model runs take minutes); by default they are made afresh.
+    kept = os.environ.get("CONCEPTCOMB_TEST_REPORT_RUNS")
+    if kept and (Path(kept) / "inspect").is_dir():
+        return RealRuns(Path(kept) / "lm-eval", Path(kept) / "inspect", _judge_url(Path(kept)))
+    root = Path(kept) if kept else tmp_path_factory.mktemp("report-runs")
+    with LoopbackServer() as server:
+        return make_runs(smollm2_gguf, root, server)
+
+
+def _judge_url(root: Path) -> str:
+    results = json.loads(next((root / "lm-eval").rglob("results_*.json")).read_text())
+    return results["configs"]["ccpt_pi_emergent"]["metadata"]["judge_base_url"]

@@ -1,0 +1,232 @@
+"""Leaderboard bundles from real runs of SmolLM2, and what validation refuses."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conceptcomb.ccpt.data import CCPT_DATASET
+from conceptcomb.cli import main
+from conceptcomb.mcrae.data import ESSLLI_NOUNS_DATASET, MCRAE_DATASET
+from conceptcomb.report.bundle import REDACTED, build_bundle, content_sha256, find_secrets, redact
+from conceptcomb.report.runs import INSPECT, read_runs
+from conceptcomb.report.validate import validate_bundle
+from conceptcomb.testing.judge_server import LoopbackServer
+from tests.report.conftest import RealRuns
+
+FAKE_OPENAI_KEY = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
+
+
+def run_cli(*args: str) -> tuple[int, str]:
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = main(list(args))
+    return code, printed.getvalue()
+
+
+# --- fast: secrets -------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text",
+    [
+        FAKE_OPENAI_KEY,
+        "hf_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7",
+        "AKIA" + "IOSFODNN7EXAMPLE",
+        "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.abcdefghij",
+        "-----BEGIN RSA PRIVATE KEY-----",
+    ],
+)
+def test_credential_looking_strings_are_found_and_redacted(text: str) -> None:
+    bundle = {"notes": [f"ran with {text} set"]}
+    assert find_secrets(bundle)[0].startswith("bundle.notes[0] holds what looks like")
+    assert find_secrets(redact(bundle)) == []
+
+
+def test_credential_fields_but_not_names_of_variables_or_tokenizers() -> None:
+    args = {
+        "api_key": "abc",
+        "hf_token": "x",
+        "judge_api_key_env": "OPENAI_API_KEY",
+        "tokenizer": "/models/tok",
+        "max_tokens": 48,
+    }
+    assert find_secrets({"model": {"args": args}}) == [
+        "bundle.model.args.api_key is a credential field with a value",
+        "bundle.model.args.hf_token is a credential field with a value",
+    ]
+    assert redact(args) == {**args, "api_key": REDACTED, "hf_token": REDACTED}
+
+
+# --- slow: bundles of real runs ------------------------------------------------------------
+@pytest.fixture(scope="module")
+def calibration(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("calibration") / "calibration.json"
+    with LoopbackServer() as server:
+        args = ["judge", "calibrate", "--n", "24", "--judge-base-url", server.base_url]
+        assert run_cli(*args, "--judge-model", "gpt-4o", "--output", str(path))[0] == 0
+    return path
+
+
+@pytest.fixture(scope="module")
+def bundles(
+    real_runs: RealRuns, calibration: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("bundles")
+    code, printed = run_cli(
+        "submit-bundle", str(real_runs.lm_eval_dir), str(real_runs.inspect_dir),
+        "--out", str(out), "--calibration", str(calibration),
+    )  # fmt: skip
+    assert code == 0
+    assert printed.count("(valid)") == 2, printed
+    return {path.name.split("_")[-1].split(".")[0]: path for path in out.glob("*.bundle.json")}
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def reseal(bundle: dict) -> dict:
+    """What someone editing a bundle and recomputing its checksum would produce."""
+    bundle["content_sha256"] = content_sha256(bundle)
+    return bundle
+
+
+@pytest.mark.slow
+def test_one_valid_bundle_per_framework(bundles: dict[str, Path]) -> None:
+    assert set(bundles) == {"lm-eval", "inspect"}
+    code, printed = run_cli("validate-bundle", *map(str, bundles.values()))
+    assert code == 0 and printed.count(": valid") == 2
+
+
+@pytest.mark.slow
+def test_bundle_holds_what_a_leaderboard_needs(
+    bundles: dict[str, Path], real_runs: RealRuns, calibration: Path
+) -> None:
+    bundle = load(bundles["lm-eval"])
+    assert bundle["framework"] == {"name": "lm-eval", "version": "0.4.13"}
+    assert bundle["model"]["args"]["gguf_file"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    tasks = {task["task"]: task for task in bundle["tasks"]}
+    assert set(tasks) == {"ccpt_tp", "ccpt_pi_emergent", "mcrae_esslli44"}
+    mcrae = tasks["mcrae_esslli44"]
+    assert [d["revision"] for d in mcrae["datasets"]] == [
+        MCRAE_DATASET.revision,
+        ESSLLI_NOUNS_DATASET.revision,
+    ]
+    assert all(f["checked_locally"] for d in mcrae["datasets"] for f in d["files"].values())
+    assert mcrae["judge"] is None and mcrae["items_total"] == 44
+    tp, pi = tasks["ccpt_tp"], tasks["ccpt_pi_emergent"]
+    assert (tp["version"], tp["items"], tp["items_total"], tp["complete"]) == (
+        "1.0",
+        3,
+        1000,
+        False,
+    )
+    (data,) = tp["datasets"]
+    assert data["revision"] == CCPT_DATASET.revision
+    assert {n: f["sha256"] for n, f in data["files"].items()} == {
+        f.name: f.sha256 for f in CCPT_DATASET.files
+    }
+    results = json.loads(next(real_runs.lm_eval_dir.rglob("results_*.json")).read_text())
+    expected = results["results"]["ccpt_pi_emergent"]
+    assert pi["metrics"]["E"] == {
+        "value": expected["E,judged"],
+        "stderr": expected["E_stderr,judged"],
+    }
+    assert pi["prompts"]["templates_sha256"] == tp["prompts"]["templates_sha256"]
+    assert pi["prompts"]["sent_sha256"] != tp["prompts"]["sent_sha256"]
+    assert pi["prompts"]["framework_task_hash"] == results["task_hashes"]["ccpt_pi_emergent"]
+    assert pi["judge"]["judge_model"] == "gpt-4o"
+    assert pi["judge"]["judge_base_url"] == real_runs.judge_url
+    figure = json.loads(calibration.read_text())
+    all_pairs = next(row for row in figure["correlations"] if row["group"] == "all")
+    assert pi["judge"]["calibration"]["pearson"]["all"] == all_pairs["pearson"]
+    assert tp["judge"] is None  # type prediction has no judge
+    (source,) = bundle["sources"]
+    assert source["file"].startswith("results_") and len(source["sha256"]) == 64
+
+
+@pytest.mark.slow
+def test_bundles_of_the_same_results_agree(bundles: dict[str, Path], real_runs: RealRuns) -> None:
+    """The hashes describe the run, not the moment: a second bundle of it has the same ones."""
+    (run,) = [r for r in read_runs([real_runs.inspect_dir]) if r.framework == INSPECT]
+    again = build_bundle(run)
+    first = load(bundles["inspect"])
+    for old, new in zip(first["tasks"], again["tasks"], strict=True):
+        assert old["prompts"] == new["prompts"]
+        assert old["prompts"]["sent_sha256"] and len(old["prompts"]["sent_sha256"]) == 64
+        assert old["metrics"] == new["metrics"]
+    assert first["sources"] == again["sources"]
+
+
+@pytest.mark.slow
+def test_api_key_inside_fails_validation(bundles: dict[str, Path], tmp_path: Path) -> None:
+    bundle = load(bundles["inspect"])
+    bundle["model"]["args"]["api_key"] = FAKE_OPENAI_KEY
+    bundle["notes"] = [f"export OPENAI_API_KEY={FAKE_OPENAI_KEY}"]
+    path = tmp_path / "leaky.bundle.json"
+    path.write_text(json.dumps(reseal(bundle)))
+    code, printed = run_cli("validate-bundle", str(path))
+    assert code == 1
+    assert f"{path}: INVALID" in printed
+    assert "secret: bundle.model.args.api_key is a credential field with a value" in printed
+    assert "secret: bundle.notes[0] holds what looks like an OpenAI/Anthropic-style API key" in (
+        printed
+    )
+    assert "checksum:" not in printed  # resealed: the secret alone makes it invalid
+
+
+@pytest.mark.slow
+def test_changed_data_checksum_fails_validation(bundles: dict[str, Path], tmp_path: Path) -> None:
+    bundle = load(bundles["lm-eval"])
+    files = bundle["tasks"][0]["datasets"][0]["files"]
+    files["ccpt_emergent.csv"]["sha256"] = "0" * 64
+    problems = validate_bundle(reseal(bundle))
+    assert problems == [
+        "data: bundle.tasks[0].datasets[0].files['ccpt_emergent.csv'].sha256 is "
+        f"{'0' * 64}, but {CCPT_DATASET.describe()} has "
+        f"{CCPT_DATASET.file('ccpt_emergent.csv').sha256}: the run's data differs from the "
+        "pinned release, or the bundle was edited"
+    ]
+
+
+@pytest.mark.slow
+def test_edited_metric_fails_the_content_checksum(bundles: dict[str, Path], tmp_path: Path) -> None:
+    path = tmp_path / "edited.bundle.json"
+    shutil.copy(bundles["lm-eval"], path)
+    bundle = load(path)
+    (tp,) = [task for task in bundle["tasks"] if task["task"] == "ccpt_tp"]
+    tp["metrics"]["accuracy"]["value"] = 99.0
+    path.write_text(json.dumps(bundle))
+    code, printed = run_cli("validate-bundle", str(path))
+    assert code == 1
+    assert "checksum: content_sha256 is" in printed and "was edited after" in printed
+
+
+@pytest.mark.slow
+def test_schema_problems_name_the_field(bundles: dict[str, Path]) -> None:
+    bundle = load(bundles["lm-eval"])
+    del bundle["tasks"][1]["metrics"]
+    bundle["framework"]["name"] = "my-harness"
+    problems = validate_bundle(reseal(bundle))
+    assert "schema: bundle.framework.name: 'my-harness' is not one of" in problems[0]
+    assert "schema: bundle.tasks[1]: 'metrics' is a required property" in problems
+
+
+@pytest.mark.slow
+def test_model_arguments_with_a_key_are_redacted(real_runs: RealRuns, tmp_path: Path) -> None:
+    """A results file whose model_args hold a key gives a bundle without it."""
+    source = next(real_runs.lm_eval_dir.rglob("results_*.json"))
+    folder = tmp_path / "results"
+    folder.mkdir()
+    data = json.loads(source.read_text())
+    data["config"]["model_args"]["api_key"] = FAKE_OPENAI_KEY
+    (folder / source.name).write_text(json.dumps(data))
+    code, printed = run_cli("submit-bundle", str(folder), "--out", str(tmp_path / "out"))
+    assert code == 0 and "(valid)" in printed
+    (path,) = (tmp_path / "out").glob("*.bundle.json")
+    assert FAKE_OPENAI_KEY not in path.read_text()
+    assert load(path)["model"]["args"]["api_key"] == REDACTED
