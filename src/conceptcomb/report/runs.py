@@ -99,13 +99,15 @@ def known_tasks() -> dict[str, str]:
     """Every task name of this package -> its benchmark."""
     from conceptcomb.abspyramid.tasks import all_specs as abspyramid_specs
     from conceptcomb.ccpt.tasks import all_specs as ccpt_specs
+    from conceptcomb.ccpt.tasks import method_specs as ccpt_method_specs
     from conceptcomb.cggc.tasks import all_specs as cggc_specs
+    from conceptcomb.cggc.tasks import verified_specs as cggc_verified_specs
     from conceptcomb.mcrae.tasks import all_specs as mcrae_specs
 
     names = {"cggc": "cggc"}
     for benchmark, specs in (
-        ("ccpt", ccpt_specs()),
-        ("cggc", cggc_specs()),
+        ("ccpt", ccpt_specs() + ccpt_method_specs()),
+        ("cggc", cggc_specs() + cggc_verified_specs()),
         ("abspyramid", abspyramid_specs()),
         ("mcrae", mcrae_specs()),
     ):
