@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -42,3 +44,29 @@ def test_demo_runs_offline_with_the_local_judge(tmp_path: Path) -> None:
     for metric in ("E", "R_HMP", "R_NP", "format_failures"):
         assert re.search(rf"\|\s*judged\s*\|\s*0\s*\|{metric}\s*\|", done.stdout), metric
     assert "judge usage [local-expected-rating|" in done.stdout
+
+
+def _printed_commands(out: str) -> dict[str, list[str]]:
+    lines = [line for line in out.splitlines() if not line.startswith("#")]
+    return {shlex.split(line)[0]: shlex.split(line) for line in lines}
+
+
+def test_smollm2_prints_offline_model_options(tmp_path: Path, capsys) -> None:
+    assert main(["smollm2", "--tokenizer-dir", str(tmp_path / "tok")]) == 0
+    commands = _printed_commands(capsys.readouterr().out)
+    assert (tmp_path / "tok" / "tokenizer_config.json").is_file()
+    assert "gguf_file=SmolLM2-135M-Instruct.Q4_1.gguf" in " ".join(commands["lm_eval"])
+    assert f"tokenizer={tmp_path / 'tok'}" in commands["HF_HUB_OFFLINE=1"]
+
+
+@pytest.mark.slow
+def test_smollm2_inspect_command_runs(tmp_path: Path, capsys) -> None:
+    """The printed Inspect command, as a user would paste it, runs a task offline."""
+    assert main(["smollm2", "--tokenizer-dir", str(tmp_path / "tok")]) == 0
+    command = _printed_commands(capsys.readouterr().out)["HF_HUB_OFFLINE=1"][1:]
+    command[command.index("conceptcomb/TASK")] = "conceptcomb/ccpt_tp"
+    command += ["--limit", "1", "--max-tokens", "16", "--log-dir", str(tmp_path / "logs")]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert list((tmp_path / "logs").glob("*.eval")), done.stdout[-2000:]

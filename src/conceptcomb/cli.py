@@ -9,6 +9,7 @@ conceptcomb data verify ccpt --data-dir DIR
 conceptcomb data fetch abspyramid # download the AbsPyramid hub files at the pinned revision
 conceptcomb data fetch mcrae; conceptcomb data fetch esslli08-nouns
 conceptcomb tasks-path            # the folder to pass to lm_eval --include_path
+conceptcomb smollm2               # lm_eval / inspect options for the packaged SmolLM2
 conceptcomb cggc build --out DIR  # build CGGC (also: cggc stats, cggc report)
 conceptcomb report RESULTS... --out DIR          # leaderboard tables, plots, HTML pages
 conceptcomb submit-bundle RESULTS... --out DIR   # one leaderboard bundle per model run
@@ -103,6 +104,45 @@ def run_demo(args: argparse.Namespace) -> int:
             flush=True,
         )
     return code
+
+
+def smollm2_tokenizer_dir(folder: Path | None = None) -> Path:
+    """A tokenizer folder for the packaged SmolLM2 GGUF, written once.
+
+    Inspect's hf provider needs a tokenizer it can load by path; the GGUF file holds one,
+    which transformers can read and save as a regular tokenizer folder.
+    """
+    folder = folder or Path.home() / ".cache" / "conceptcomb" / "smollm2-tokenizer"
+    if not (folder / "tokenizer_config.json").is_file():
+        from transformers import AutoTokenizer
+
+        gguf = packaged_smollm2_gguf()
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        tokenizer.save_pretrained(folder)
+    return folder
+
+
+def run_smollm2(args: argparse.Namespace) -> int:
+    gguf = packaged_smollm2_gguf()
+    tokenizer = smollm2_tokenizer_dir(args.tokenizer_dir)
+    inspect_args = [
+        "--model", "hf/smollm2",
+        "-M", f"model_path={gguf.parent}",
+        "-M", f"gguf_file={gguf.name}",
+        "-M", f"tokenizer={tokenizer}",
+        "-M", "do_sample=false",
+    ]  # fmt: skip
+    lm_eval_args = [
+        "--model",
+        "hf",
+        "--model_args",
+        f"pretrained={gguf.parent},gguf_file={gguf.name}",
+    ]
+    print("# lm-eval, offline:")
+    print(shlex.join(["lm_eval", *lm_eval_args, "--apply_chat_template", "--tasks", "TASK"]))
+    print("# Inspect, offline (HF_HUB_OFFLINE=1: else the hf provider looks the name up):")
+    print("HF_HUB_OFFLINE=1 " + shlex.join(["inspect", "eval", "conceptcomb/TASK", *inspect_args]))
+    return 0
 
 
 def run_hub_data(args: argparse.Namespace) -> int:
@@ -223,6 +263,21 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--max-gen-toks", type=int, default=256)
     demo.add_argument("--output-path", default=None, help="also write results and samples")
     demo.set_defaults(run=run_demo)
+
+    smollm2 = commands.add_parser(
+        "smollm2",
+        help="print the lm_eval and inspect model options of the packaged SmolLM2 (offline)",
+        description="Writes the packaged SmolLM2-135M-Instruct's tokenizer to a folder once "
+        "(Inspect's hf provider loads it by path) and prints the model options of lm_eval and "
+        "inspect eval for that model, to paste before --tasks / after the task.",
+    )
+    smollm2.add_argument(
+        "--tokenizer-dir",
+        type=Path,
+        default=None,
+        help="where to write the tokenizer (~/.cache/conceptcomb/smollm2-tokenizer)",
+    )
+    smollm2.set_defaults(run=run_smollm2)
 
     score = commands.add_parser("score", help="score saved replies without rerunning the model")
     score.add_argument(
