@@ -6,7 +6,6 @@ python -m conceptcomb.cggc.lm_eval_yaml --check  # exit 1 if they are stale (tes
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ from conceptcomb.cggc.tasks import (
     verified_specs,
 )
 from conceptcomb.cggc.verification import SUFFIX, VERIFIED_SHARE, VERIFIER_FAILURES
+from conceptcomb.common import yaml_sync
 
 YAML_DIR = Path(__file__).parent / "task_yaml"
 HOOKS = "conceptcomb.cggc.lm_eval_hooks"
@@ -106,31 +106,11 @@ def render_all() -> dict[str, str]:
 
 
 def stale_files(folder: Path = YAML_DIR) -> list[str]:
-    expected = render_all()
-    present = (
-        {path.name for path in folder.iterdir() if path.is_file()} if folder.is_dir() else set()
-    )
-    stale = [name for name, text in expected.items() if _read(folder / name) != text]
-    return sorted(stale + sorted(present - set(expected)))
-
-
-def _read(path: Path) -> str | None:
-    return path.read_text(encoding="utf-8") if path.is_file() else None
+    return yaml_sync.stale_files(render_all(), folder)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="only report stale files")
-    args = parser.parse_args(argv)
-    if args.check:
-        stale = stale_files()
-        for name in stale:
-            print(f"stale: {YAML_DIR / name}")
-        return 1 if stale else 0
-    YAML_DIR.mkdir(exist_ok=True)
-    for name, text in render_all().items():
-        (YAML_DIR / name).write_text(text, encoding="utf-8")
-    return 0
+    return yaml_sync.main(argv, __doc__.splitlines()[0], YAML_DIR, render_all)
 
 
 if __name__ == "__main__":
