@@ -10,21 +10,30 @@ from __future__ import annotations
 import asyncio
 import atexit
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from inspect_ai.model import GenerateConfig, Model, model_roles
 
 from conceptcomb.scorers.judge_cache import JudgeCache
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.scorers.judges import Judge, JudgeReply, build_judge, shorten
+from conceptcomb.scorers.judges import (
+    Judge,
+    JudgeReply,
+    build_judge,
+    record_relevance,
+    shorten,
+)
 from conceptcomb.scorers.rating import JudgeUsage, RatingSession, open_cache
-from conceptcomb.scorers.relevance import parse_relevance
 
 GRADER_ROLE = "grader"
 
 
 class InspectModelJudge(Judge):
     """An Inspect model answering the judge prompt at temperature 0."""
+
+    # How an answer is read; the yes/no verifier swaps it for its own.
+    record = staticmethod(record_relevance)
 
     def __init__(self, model: Model, settings: JudgeSettings) -> None:
         self.model = model
@@ -48,12 +57,8 @@ class InspectModelJudge(Judge):
             if output.usage is not None:
                 reply.input_tokens += output.usage.input_tokens
                 reply.output_tokens += output.usage.output_tokens
-            reply.reply = output.completion
-            rating = parse_relevance(reply.reply)
-            if rating is not None:
-                reply.rating, reply.error = float(rating), None
+            if self.record(reply, output.completion):
                 return reply
-            reply.error = f"malformed judge answer: {shorten(reply.reply)!r}"
         return reply
 
 
@@ -67,16 +72,21 @@ class InspectSessions:
         self._judges: list[tuple[Judge, JudgeUsage]] = []
         atexit.register(self._report)
 
+    # The judge for the grader role, and for the task's judge* options (the verifier's
+    # sessions swap both for their yes/no counterparts).
+    grader_judge: Callable[[Model, JudgeSettings], Judge] = InspectModelJudge
+    build: Callable[[JudgeSettings], Judge] = staticmethod(build_judge)
+
     def _judge(self) -> Judge | None:
         grader: Any = model_roles().get(GRADER_ROLE)
         if isinstance(grader, list):
             grader = grader[0] if grader else None
         if grader is not None:
-            return InspectModelJudge(grader, self.settings)
+            return self.grader_judge(grader, self.settings)
         if not self.settings.enabled:
             return None
         self.settings.check_credentials()
-        return build_judge(self.settings)
+        return self.build(self.settings)
 
     def session(self) -> RatingSession | None:
         loop_id = id(asyncio.get_running_loop())

@@ -60,7 +60,21 @@ class Judge(ABC):
         """Release clients; judges without resources need not override it."""
 
 
+def record_relevance(reply: JudgeReply, text: str) -> bool:
+    """Record the relevance rating in ``text`` on ``reply``; False when it holds none."""
+    reply.reply = text
+    rating = parse_relevance(text)
+    if rating is None:
+        reply.error = f"malformed judge answer: {shorten(text)!r}"
+        return False
+    reply.rating, reply.error = float(rating), None
+    return True
+
+
 class OpenAIJudge(Judge):
+    # How an answer is read; the yes/no verifier swaps it for its own.
+    record = staticmethod(record_relevance)
+
     def __init__(self, settings: JudgeSettings) -> None:
         import openai
 
@@ -108,15 +122,11 @@ class OpenAIJudge(Judge):
                 reply.error = f"{type(err).__name__}: {shorten(str(err) + cause)}"
                 return reply
             reply.requests += 1
-            reply.reply, prompt_tokens, completion_tokens = _completion_parts(data)
+            text, prompt_tokens, completion_tokens = _completion_parts(data)
             reply.input_tokens += prompt_tokens
             reply.output_tokens += completion_tokens
-            rating = parse_relevance(reply.reply)
-            if rating is not None:
-                reply.rating = float(rating)
-                reply.error = None
+            if self.record(reply, text):
                 return reply
-            reply.error = f"malformed judge answer: {shorten(reply.reply)!r}"
         return reply
 
     async def aclose(self) -> None:

@@ -23,7 +23,6 @@ from conceptcomb.scorers.judges import (
     JudgeReply,
     LocalJudge,
     OpenAIJudge,
-    _completion_parts,
     load_causal_lm,
     shorten,
 )
@@ -104,32 +103,11 @@ def record_verdict(reply: JudgeReply, text: str) -> bool:
 class OpenAIVerifier(OpenAIJudge):
     """The relevance judge's endpoint and transport, asked yes/no questions."""
 
+    record = staticmethod(record_verdict)
+
     def __init__(self, settings: JudgeSettings) -> None:
         super().__init__(settings)
         self.identity += IDENTITY_SUFFIX
-
-    async def ask(self, prompt: str) -> JudgeReply:
-        reply = JudgeReply(rating=None)
-        body = {
-            "model": self.model,
-            "messages": [{"role": "user", "content": prompt}],
-            "temperature": 0.0,
-            "max_tokens": self.settings.judge_max_tokens,
-        }
-        for _ in range(1 + self.settings.judge_format_retries):
-            try:
-                data = await self._client.post("/chat/completions", body=body, cast_to=object)
-            except self._api_error as err:
-                reply.requests += 1
-                reply.error = f"{type(err).__name__}: {shorten(str(err))}"
-                return reply
-            reply.requests += 1
-            text, prompt_tokens, completion_tokens = _completion_parts(data)
-            reply.input_tokens += prompt_tokens
-            reply.output_tokens += completion_tokens
-            if record_verdict(reply, text):
-                return reply
-        return reply
 
 
 class LocalVerifier(LocalJudge):
