@@ -18,6 +18,7 @@ from conceptcomb.ccpt.metrics import MetricInfo
 from conceptcomb.ccpt.oracle import OracleScore, oracle_metric_infos, score_oracle_replies
 from conceptcomb.ccpt.tasks import TASK_VERSION, spec_by_name
 from conceptcomb.common.errors import ConfigError, DataFormatError
+from conceptcomb.common.predictions import read_json_lines
 from conceptcomb.common.results import MetricValue, ScoreReport
 from conceptcomb.scorers.judge_settings import JudgeSettings
 
@@ -25,19 +26,10 @@ Group = tuple[dict[str, Any], list[str], str]  # (doc, replies, origin)
 
 
 def _jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataFormatError(f"{path}:{number}: not a JSON line ({err}).") from err
-        if not isinstance(row, dict) or not isinstance(row.get("doc"), dict):
+    rows = read_json_lines(path)
+    for number, row in rows:
+        if not isinstance(row.get("doc"), dict):
             raise DataFormatError(f'{path}:{number}: expected an object with a "doc" object.')
-        rows.append((number, row))
-    if not rows:
-        raise DataFormatError(f"{path}: the file holds no predictions.")
     return rows
 
 

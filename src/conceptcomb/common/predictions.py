@@ -44,13 +44,14 @@ def read_predictions(path: Path) -> Predictions:
         raise DataFormatError(f"{path}: no such file.")
     if path.suffix in {".eval", ".json"}:
         return _read_inspect_log(path)
-    rows = _read_jsonl(path)
+    rows = read_json_lines(path)
     if rows and "resps" in rows[0][1]:
         return _read_lm_eval_samples(path, rows)
     return Predictions([_generic(path, line, row) for line, row in rows], "jsonl", None)
 
 
-def _read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
+def read_json_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """(line number, object) of each non-blank line of a predictions/samples JSONL file."""
     rows = []
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):

@@ -17,7 +17,6 @@ plus ``concepts`` (how many were averaged), ``concepts_missing`` and ``unknown_l
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
@@ -26,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from conceptcomb.common.errors import DataFormatError
+from conceptcomb.common.predictions import read_json_lines
 from conceptcomb.common.results import MetricValue, ScoreReport
 from conceptcomb.mcrae.answers import parse_properties
 from conceptcomb.mcrae.data import ESSLLI_TO_MCRAE, TERMS_OF_USE
@@ -160,18 +160,10 @@ def _rescore_samples(
 
 def _read_samples(path: Path) -> list[dict[str, Any]]:
     records = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataFormatError(f"{path}: line {number} is not JSON ({err}).") from err
-        if not isinstance(record, dict) or not isinstance(record.get("doc"), dict):
+    for number, record in read_json_lines(path):
+        if not isinstance(record.get("doc"), dict):
             raise DataFormatError(f"{path}: line {number} has no 'doc' (an lm-eval sample?).")
         records.append(record)
-    if not records:
-        raise DataFormatError(f"{path}: no samples.")
     return records
 
 
