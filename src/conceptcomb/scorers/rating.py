@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -182,9 +182,13 @@ def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
 
 
 def rate_prompts(
-    settings: JudgeSettings, prompts: Iterable[str], description: str = "judging"
+    settings: JudgeSettings,
+    prompts: Iterable[str],
+    description: str = "judging",
+    build: Callable[[JudgeSettings], Judge] = build_judge,
 ) -> tuple[dict[str, JudgeReply], JudgeUsage, str]:
-    """Rate every prompt (sync entry point for lm-eval and the CLI).
+    """Rate every prompt (sync entry point for lm-eval and the CLI) with the judge ``build``
+    makes (the relevance judge by default; the yes/no verifier passes its own).
 
     Returns the replies by prompt, the usage, and the judge identity.
     """
@@ -192,7 +196,7 @@ def rate_prompts(
     unique = list(dict.fromkeys(asked))
 
     async def go() -> tuple[dict[str, JudgeReply], JudgeUsage, str]:
-        judge = build_judge(settings)
+        judge = build(settings)
         cache = open_cache(settings)
         with tqdm(total=len(unique), desc=description, unit="rating") as bar:
             session = RatingSession(judge, cache, settings.judge_concurrency, bar)

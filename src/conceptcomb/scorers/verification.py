@@ -26,12 +26,7 @@ from conceptcomb.scorers.judges import (
     load_causal_lm,
     shorten,
 )
-from conceptcomb.scorers.rating import (
-    JudgeUsage,
-    RatingSession,
-    open_cache,
-    run_coroutine,
-)
+from conceptcomb.scorers.rating import JudgeUsage, rate_prompts
 
 YES, NO = 1.0, 0.0
 IDENTITY_SUFFIX = "|yes-no-verifier|v1"
@@ -154,19 +149,5 @@ def verify_prompts(
 ) -> tuple[dict[str, JudgeReply], JudgeUsage]:
     """Ask every yes/no question (sync entry point for lm-eval and the CLI): replies by
     prompt, rating 1.0 for yes and 0.0 for no, and the usage."""
-    asked = list(prompts)
-
-    async def go() -> tuple[dict[str, JudgeReply], JudgeUsage]:
-        judge = build_verifier(settings)
-        cache = open_cache(settings)
-        session = RatingSession(judge, cache, settings.judge_concurrency)
-        try:
-            replies = await session.rate_all(asked)
-        finally:
-            session.usage.http_requests = getattr(judge, "http_requests", None)
-            await judge.aclose()
-            if cache is not None:
-                cache.close()
-        return replies, session.usage
-
-    return run_coroutine(go())
+    replies, usage, _ = rate_prompts(settings, prompts, "verifying", build=build_verifier)
+    return replies, usage
