@@ -15,7 +15,13 @@ from conceptcomb.ccpt.tasks import (
     TYPE_PREDICTION,
     CcptTaskSpec,
 )
-from conceptcomb.common.datafiles import PinnedDataset, PinnedFile, SourceFile, resolve_files
+from conceptcomb.common.datafiles import (
+    PinnedDataset,
+    PinnedFile,
+    SourceFile,
+    require_columns,
+    resolve_files,
+)
 from conceptcomb.common.errors import DataFormatError
 
 REVISION = "dbd6c08b413b939c3f3878ffb0bd5f048f71dc50"
@@ -29,6 +35,8 @@ TEST_INDEX_FILE = "test_index.json"
 TP_TEST_FILE = "tp_test.csv"
 CONCEPTNET_FILE = "conceptnet_adjacent.json"
 TP_TEST_SOURCE = SourceFile("tp_gpt-4o_naive.csv", _RAW + "results/tp_gpt-4o_naive.csv")
+# Said when a file lacks a column: the usual cause is a file from elsewhere.
+HINT = " Is this a CCPT release file?"
 TP_COLUMNS = ("combination", "property", "human_label_majority")
 TRIPLET_COLUMNS = ("combination", "root", "modifier", "property", "human_label_majority")
 PROPERTY_TYPES = ("emergent", "component", "canceled", "others")
@@ -43,7 +51,7 @@ def derive_tp_test(source: Path, target: Path) -> None:
     """
     with source.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
-        _require_columns(source, reader.fieldnames, TP_COLUMNS)
+        require_columns(source, reader.fieldnames, TP_COLUMNS, HINT)
         rows = [[row[column] for column in TP_COLUMNS] for row in reader]
     with target.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
@@ -130,23 +138,12 @@ class CcptItem:
         )
 
 
-def _require_columns(path: Path, header: list[str] | None, columns: tuple[str, ...]) -> None:
-    if not header:
-        raise DataFormatError(f"{path}: the file is empty or has no header row.")
-    missing = [column for column in columns if column not in header]
-    if missing:
-        raise DataFormatError(
-            f"{path}: missing column(s) {', '.join(missing)} (found: {', '.join(header)}). "
-            "Is this a CCPT release file?"
-        )
-
-
 def read_items(path: Path, columns: tuple[str, ...], id_prefix: str) -> list[CcptItem]:
     """Parse a CCPT csv; every required field must be non-empty."""
     try:
         with path.open(newline="", encoding="utf-8") as handle:
             reader = csv.DictReader(handle)
-            _require_columns(path, reader.fieldnames, columns)
+            require_columns(path, reader.fieldnames, columns, HINT)
             rows = list(reader)
     except (UnicodeDecodeError, csv.Error) as err:
         raise DataFormatError(f"{path}: not a readable CSV file ({err}).") from err

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from conceptcomb.common.errors import ChecksumError, DataUnavailableError
+from conceptcomb.common.errors import ChecksumError, DataFormatError, DataUnavailableError
 
 DATA_DIR_ENV = "CONCEPTCOMB_DATA_DIR"
 CACHE_DIR_ENV = "CONCEPTCOMB_CACHE_DIR"
@@ -72,6 +72,21 @@ class PinnedDataset:
 
     def describe(self) -> str:
         return f"{self.title} ({self.repository} at revision {self.revision})"
+
+
+def require_columns(
+    path: Path, header: list[str] | None, columns: Iterable[str], hint: str = ""
+) -> None:
+    """A CSV/TSV header must hold ``columns``; the error names the file, the missing columns,
+    what was found, and ``hint`` (e.g. which release the file should come from)."""
+    if not header:
+        raise DataFormatError(f"{path}: the file is empty or has no header row.")
+    missing = [column for column in columns if column not in header]
+    if missing:
+        found = ", ".join(header[:8]) + (", ..." if len(header) > 8 else "")
+        raise DataFormatError(
+            f"{path}: missing column(s) {', '.join(missing)} (found: {found}).{hint}"
+        )
 
 
 def cache_root() -> Path:

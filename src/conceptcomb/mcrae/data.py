@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from conceptcomb.common.datafiles import PinnedDataset, PinnedFile, resolve_files
+from conceptcomb.common.datafiles import PinnedDataset, PinnedFile, require_columns, resolve_files
 from conceptcomb.common.errors import DataFormatError
 
 NORMS_REVISION = "fd30c589ce14ae43ed844d8611c4bbc6468daccb"
@@ -103,7 +103,7 @@ def read_norms(path: Path) -> dict[str, list[NormFeature]]:
     try:
         with path.open(newline="", encoding="utf-8") as handle:
             reader = csv.DictReader(handle, delimiter="\t")
-            _require_columns(path, reader.fieldnames, NORMS_COLUMNS)
+            require_columns(path, reader.fieldnames, NORMS_COLUMNS)
             rows = list(reader)
     except (UnicodeDecodeError, csv.Error) as err:
         raise DataFormatError(f"{path}: not a readable tab-separated file ({err}).") from err
@@ -128,24 +128,13 @@ def read_esslli_nouns(path: Path) -> list[str]:
     try:
         with path.open(newline="", encoding="utf-8") as handle:
             reader = csv.DictReader(handle, delimiter="\t")
-            _require_columns(path, reader.fieldnames, NOUNS_COLUMNS)
+            require_columns(path, reader.fieldnames, NOUNS_COLUMNS)
             nouns = [(row["noun"] or "").strip() for row in reader]
     except (UnicodeDecodeError, csv.Error) as err:
         raise DataFormatError(f"{path}: not a readable tab-separated file ({err}).") from err
     if not nouns or not all(nouns):
         raise DataFormatError(f"{path}: column 'noun' is empty or has empty cells.")
     return nouns
-
-
-def _require_columns(path: Path, header: list[str] | None, columns: tuple[str, ...]) -> None:
-    if not header:
-        raise DataFormatError(f"{path}: the file is empty or has no header row.")
-    missing = [column for column in columns if column not in header]
-    if missing:
-        raise DataFormatError(
-            f"{path}: missing column(s) {', '.join(missing)} (found: {', '.join(header[:8])}"
-            f"{', ...' if len(header) > 8 else ''})."
-        )
 
 
 def load_norms(data_dir: str | os.PathLike[str] | None = None) -> dict[str, list[NormFeature]]:
