@@ -104,5 +104,13 @@ def smollm2_gguf() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def smollm2_inspect_model(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """The `inspect eval` model options for the packaged SmolLM2 (`conceptcomb smollm2`)."""
+    from conceptcomb.cli import smollm2_inspect_model_args
+
+    return smollm2_inspect_model_args(tmp_path_factory.mktemp("smollm2") / "tokenizer")
+
+
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]

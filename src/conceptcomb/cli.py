@@ -122,16 +122,22 @@ def smollm2_tokenizer_dir(folder: Path | None = None) -> Path:
     return folder
 
 
-def run_smollm2(args: argparse.Namespace) -> int:
+def smollm2_inspect_model_args(tokenizer_dir: Path | None = None) -> list[str]:
+    """``inspect eval`` options that run the packaged SmolLM2 offline, greedy."""
     gguf = packaged_smollm2_gguf()
-    tokenizer = smollm2_tokenizer_dir(args.tokenizer_dir)
-    inspect_args = [
+    tokenizer = smollm2_tokenizer_dir(tokenizer_dir)
+    return [
         "--model", "hf/smollm2",
         "-M", f"model_path={gguf.parent}",
         "-M", f"gguf_file={gguf.name}",
         "-M", f"tokenizer={tokenizer}",
         "-M", "do_sample=false",
     ]  # fmt: skip
+
+
+def run_smollm2(args: argparse.Namespace) -> int:
+    gguf = packaged_smollm2_gguf()
+    inspect_args = smollm2_inspect_model_args(args.tokenizer_dir)
     lm_eval_args = [
         "--model",
         "hf",

@@ -136,18 +136,10 @@ def test_same_outputs_same_numbers_in_both_frameworks(
 
 @pytest.mark.slow
 def test_inspect_hf_model_gives_p_yes_from_logprobs(
-    smollm2_gguf: Path, abspyramid_dir: Path, tmp_path: Path
+    smollm2_inspect_model: list[str], abspyramid_dir: Path, tmp_path: Path
 ) -> None:
-    from transformers import AutoTokenizer
-
-    tokenizer_dir = tmp_path / "tokenizer"
-    AutoTokenizer.from_pretrained(smollm2_gguf.parent, gguf_file=smollm2_gguf.name).save_pretrained(
-        tokenizer_dir
-    )
     command = [
-        "inspect", "eval", "conceptcomb/abspyramid_det_event", "--model", "hf/smollm2",
-        "-M", f"model_path={smollm2_gguf.parent}", "-M", f"gguf_file={smollm2_gguf.name}",
-        "-M", f"tokenizer={tokenizer_dir}", "-M", "do_sample=false",
+        "inspect", "eval", "conceptcomb/abspyramid_det_event", *smollm2_inspect_model,
         "-T", f"data_dir={abspyramid_dir}", "--limit", "3",
         "--log-dir", str(tmp_path / "logs"), "--display", "plain", "--log-format", "json",
     ]  # fmt: skip

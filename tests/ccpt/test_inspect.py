@@ -117,17 +117,9 @@ def test_same_replies_same_numbers_in_both_frameworks(pi_emergent_run, tmp_path:
 
 
 @pytest.mark.slow
-def test_inspect_runs_the_local_model(smollm2_gguf: Path, tmp_path: Path) -> None:
-    from transformers import AutoTokenizer
-
-    tokenizer_dir = tmp_path / "tokenizer"
-    AutoTokenizer.from_pretrained(smollm2_gguf.parent, gguf_file=smollm2_gguf.name).save_pretrained(
-        tokenizer_dir
-    )
+def test_inspect_runs_the_local_model(smollm2_inspect_model: list[str], tmp_path: Path) -> None:
     command = [
-        "inspect", "eval", "conceptcomb/ccpt_tp", "--model", "hf/smollm2",
-        "-M", f"model_path={smollm2_gguf.parent}", "-M", f"gguf_file={smollm2_gguf.name}",
-        "-M", f"tokenizer={tokenizer_dir}", "-M", "do_sample=false",
+        "inspect", "eval", "conceptcomb/ccpt_tp", *smollm2_inspect_model,
         "--limit", "2", "--max-tokens", "32", "--log-dir", str(tmp_path / "logs"),
         "--display", "plain", "--log-format", "json",
     ]  # fmt: skip

@@ -58,18 +58,12 @@ def test_lm_eval_runs_the_no_filter_variant_and_the_oracle(
         assert rescored.metrics[name].value == pytest.approx(results[ORACLE][f"{name},oracle"])
 
 
-def test_inspect_spreading_activation_with_the_model(smollm2_gguf: Path, tmp_path: Path) -> None:
+def test_inspect_spreading_activation_with_the_model(
+    smollm2_inspect_model: list[str], tmp_path: Path
+) -> None:
     """The acceptance command, shortened: the filter is SmolLM2, each C_t is logged."""
-    from transformers import AutoTokenizer
-
-    tokenizer_dir = tmp_path / "tokenizer"
-    AutoTokenizer.from_pretrained(smollm2_gguf.parent, gguf_file=smollm2_gguf.name).save_pretrained(
-        tokenizer_dir
-    )
     command = [
-        "inspect", "eval", "conceptcomb/ccpt_pi_emergent_sa_conceptnet", "--model", "hf/smollm2",
-        "-M", f"model_path={smollm2_gguf.parent}", "-M", f"gguf_file={smollm2_gguf.name}",
-        "-M", f"tokenizer={tokenizer_dir}", "-M", "do_sample=false",
+        "inspect", "eval", "conceptcomb/ccpt_pi_emergent_sa_conceptnet", *smollm2_inspect_model,
         "-T", "judge=off", "-T", "sa_iterations=2",
         "--limit", "1", "--max-tokens", "24", "--log-dir", str(tmp_path / "logs"),
         "--display", "plain", "--log-format", "json",

@@ -43,13 +43,11 @@ def lm_eval_command(gguf: Path, out: Path, metadata: dict) -> list[str]:
     ]  # fmt: skip
 
 
-def inspect_command(gguf: Path, tokenizer: Path, logs: Path, metadata: dict) -> list[str]:
+def inspect_command(model: list[str], logs: Path, metadata: dict) -> list[str]:
     options = [part for key, value in metadata.items() for part in ("-T", f"{key}={value}")]
     return [
         "inspect", "eval", *(f"conceptcomb/{task}" for task in TASKS),
-        "--model", "hf/smollm2",
-        "-M", f"model_path={gguf.parent}", "-M", f"gguf_file={gguf.name}",
-        "-M", f"tokenizer={tokenizer}", "-M", "do_sample=false",
+        *model,
         *options,
         "--limit", str(LIMIT), "--max-tokens", "48", "--log-dir", str(logs),
         "--display", "plain",
@@ -61,9 +59,7 @@ def _run(command: list[str]) -> None:
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
 
 
-def make_runs(gguf: Path, root: Path, server: LoopbackServer) -> RealRuns:
-    from transformers import AutoTokenizer
-
+def make_runs(gguf: Path, model: list[str], root: Path, server: LoopbackServer) -> RealRuns:
     metadata = {
         "judge_base_url": server.base_url,
         "judge_model": "gpt-4o",
@@ -71,14 +67,14 @@ def make_runs(gguf: Path, root: Path, server: LoopbackServer) -> RealRuns:
     }
     runs = RealRuns(root / "lm-eval", root / "inspect", server.base_url)
     _run(lm_eval_command(gguf, runs.lm_eval_dir, metadata))
-    tokenizer = root / "tokenizer"
-    AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name).save_pretrained(tokenizer)
-    _run(inspect_command(gguf, tokenizer, runs.inspect_dir, metadata))
+    _run(inspect_command(model, runs.inspect_dir, metadata))
     return runs
 
 
 @pytest.fixture(scope="session")
-def real_runs(smollm2_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> RealRuns:
+def real_runs(
+    smollm2_gguf: Path, smollm2_inspect_model: list[str], tmp_path_factory: pytest.TempPathFactory
+) -> RealRuns:
     # While working on the report, CONCEPTCOMB_TEST_REPORT_RUNS=DIR keeps the runs in DIR and
     # reuses them (the model runs take minutes); by default they are made afresh.
     kept = os.environ.get("CONCEPTCOMB_TEST_REPORT_RUNS")
@@ -86,7 +82,7 @@ def real_runs(smollm2_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> R
         return RealRuns(Path(kept) / "lm-eval", Path(kept) / "inspect", _judge_url(Path(kept)))
     root = Path(kept) if kept else tmp_path_factory.mktemp("report-runs")
     with LoopbackServer() as server:
-        return make_runs(smollm2_gguf, root, server)
+        return make_runs(smollm2_gguf, smollm2_inspect_model, root, server)
 
 
 def _judge_url(root: Path) -> str:
