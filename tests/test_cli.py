@@ -15,6 +15,7 @@ from conceptcomb.cli import main
 from tests.conftest import SHARED_DATA
 
 
+@pytest.mark.shared_data
 def test_data_verify_on_the_shared_folder(capsys) -> None:
     assert main(["data", "verify", "ccpt", "--data-dir", str(SHARED_DATA)]) == 0
     out = capsys.readouterr().out

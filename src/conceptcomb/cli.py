@@ -21,12 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
 import lm_eval
 
+from conceptcomb import demo, smollm2
 from conceptcomb.abspyramid.data import ABSPYRAMID_DATASET
 from conceptcomb.ccpt.data import CCPT_DATASET
 from conceptcomb.ccpt.tasks import all_specs, method_specs
@@ -39,7 +39,6 @@ from conceptcomb.common.results import ScoreReport
 from conceptcomb.mcrae.data import ESSLLI_NOUNS_DATASET, MCRAE_DATASET
 from conceptcomb.report import cli as report_cli
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.scorers.judges import packaged_smollm2_gguf
 
 DATASETS: dict[str, PinnedDataset] = {
     CCPT_DATASET.key: CCPT_DATASET,
@@ -61,93 +60,33 @@ def tasks_path() -> Path:
 
 
 def lm_eval_has_our_tasks() -> bool:
-    """True after a regular (non-editable) install, which copies our YAML into lm-eval."""
-    return (Path(lm_eval.__file__).resolve().parent / "tasks" / "conceptcomb").is_dir()
+    """True after a regular (non-editable) install, which copies our YAML into lm-eval.
 
-
-def demo_command(
-    task: str, limit: int, judge: str, max_gen_toks: int, output_path: str | None
-) -> list[str]:
-    gguf = packaged_smollm2_gguf()
-    command = [
-        "lm_eval",
-        "--model",
-        "hf",
-        "--model_args",
-        f"pretrained={gguf.parent},gguf_file={gguf.name}",
-        "--tasks",
-        task,
-        "--limit",
-        str(limit),
-        "--apply_chat_template",
-        "--gen_kwargs",
-        f"max_gen_toks={max_gen_toks}",
-        "--metadata",
-        json.dumps({"judge": judge}),
-    ]
-    if output_path:
-        command += ["--output_path", output_path, "--log_samples"]
-    if not lm_eval_has_our_tasks():
-        command += ["--include_path", str(tasks_path())]
-    return command
-
-
-def run_demo(args: argparse.Namespace) -> int:
-    command = demo_command(args.task, args.limit, args.judge, args.max_gen_toks, args.output_path)
-    print("Running:", shlex.join(command), flush=True)
-    code = subprocess.call(command)
-    if args.judge == "local":
-        print(
-            "Note: the local judge (SmolLM2-135M) only shows that the pipeline runs; its "
-            "ratings do not agree with human ones (see the README). Use an API judge, e.g. "
-            "--judge openai with OPENAI_API_KEY set, for numbers comparable to the paper.",
-            flush=True,
-        )
-    return code
-
-
-def smollm2_tokenizer_dir(folder: Path | None = None) -> Path:
-    """A tokenizer folder for the packaged SmolLM2 GGUF, written once.
-
-    Inspect's hf provider needs a tokenizer it can load by path; the GGUF file holds one,
-    which transformers can read and save as a regular tokenizer folder.
+    An editable install leaves a copy from install time too, which goes stale as the
+    checkout changes: there (the package is not beside lm-eval) the checkout's YAML is used.
     """
-    folder = folder or Path.home() / ".cache" / "conceptcomb" / "smollm2-tokenizer"
-    if not (folder / "tokenizer_config.json").is_file():
-        from transformers import AutoTokenizer
-
-        gguf = packaged_smollm2_gguf()
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        tokenizer.save_pretrained(folder)
-    return folder
+    lm_eval_dir = Path(lm_eval.__file__).resolve().parent
+    installed_beside = PACKAGE_DIR.parent == lm_eval_dir.parent
+    return installed_beside and (lm_eval_dir / "tasks" / "conceptcomb").is_dir()
 
 
-def smollm2_inspect_model_args(tokenizer_dir: Path | None = None) -> list[str]:
-    """``inspect eval`` options that run the packaged SmolLM2 offline, greedy."""
-    gguf = packaged_smollm2_gguf()
-    tokenizer = smollm2_tokenizer_dir(tokenizer_dir)
-    return [
-        "--model", "hf/smollm2",
-        "-M", f"model_path={gguf.parent}",
-        "-M", f"gguf_file={gguf.name}",
-        "-M", f"tokenizer={tokenizer}",
-        "-M", "do_sample=false",
-    ]  # fmt: skip
+def include_path_args() -> list[str]:
+    """``--include_path`` for an editable install (a regular one puts our YAML in lm-eval)."""
+    return [] if lm_eval_has_our_tasks() else ["--include_path", str(tasks_path())]
 
 
 def run_smollm2(args: argparse.Namespace) -> int:
-    gguf = packaged_smollm2_gguf()
-    inspect_args = smollm2_inspect_model_args(args.tokenizer_dir)
-    lm_eval_args = [
-        "--model",
-        "hf",
-        "--model_args",
-        f"pretrained={gguf.parent},gguf_file={gguf.name}",
-    ]
-    print("# lm-eval, offline:")
+    inspect_args = smollm2.inspect_model_args(args.tokenizer_dir)
+    lm_eval_args = smollm2.lm_eval_hf_model_args()
+    print("# lm-eval, offline (CCPT also needs a judge choice in --metadata, see below):")
     print(shlex.join(["lm_eval", *lm_eval_args, "--apply_chat_template", "--tasks", "TASK"]))
     print("# Inspect, offline (HF_HUB_OFFLINE=1: else the hf provider looks the name up):")
     print("HF_HUB_OFFLINE=1 " + shlex.join(["inspect", "eval", "conceptcomb/TASK", *inspect_args]))
+    print(
+        "# Judged tasks (CCPT, cggc_*_verified) need a judge: --metadata "
+        '\'{"judge": "local"}\' (lm-eval) or -T judge=local (Inspect) for the offline one, or '
+        "judge_base_url/judge_model for any OpenAI-compatible server."
+    )
     return 0
 
 
@@ -262,28 +201,29 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conceptcomb", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
 
-    demo = commands.add_parser("demo", help="run a task on the packaged SmolLM2 (offline)")
-    demo.add_argument("--task", default="ccpt_pi_emergent", choices=[s.name for s in all_specs()])
-    demo.add_argument("--limit", type=int, default=5)
-    demo.add_argument("--judge", default="local", choices=["local", "openai", "off"])
-    demo.add_argument("--max-gen-toks", type=int, default=256)
-    demo.add_argument("--output-path", default=None, help="also write results and samples")
-    demo.set_defaults(run=run_demo)
+    demo_parser = commands.add_parser(
+        "demo",
+        help="real CGGC (and CCPT) items end to end on the packaged SmolLM2, offline",
+        description=demo.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    demo.add_arguments(demo_parser)
+    demo_parser.set_defaults(run=demo.run)
 
-    smollm2 = commands.add_parser(
+    smollm2_parser = commands.add_parser(
         "smollm2",
         help="print the lm_eval and inspect model options of the packaged SmolLM2 (offline)",
         description="Writes the packaged SmolLM2-135M-Instruct's tokenizer to a folder once "
         "(Inspect's hf provider loads it by path) and prints the model options of lm_eval and "
         "inspect eval for that model, to paste before --tasks / after the task.",
     )
-    smollm2.add_argument(
+    smollm2_parser.add_argument(
         "--tokenizer-dir",
         type=Path,
         default=None,
         help="where to write the tokenizer (~/.cache/conceptcomb/smollm2-tokenizer)",
     )
-    smollm2.set_defaults(run=run_smollm2)
+    smollm2_parser.set_defaults(run=run_smollm2)
 
     score = commands.add_parser("score", help="score saved replies without rerunning the model")
     score.add_argument(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SHARED_DATA, read_jsonl
+from tests.conftest import SHARED_DATA, read_jsonl, require_shared_data
 
 FIXTURES = Path(__file__).parent / "fixtures"
 REAL_SAMPLE = SHARED_DATA / "abspyramid" / "sample_detection.jsonl"
@@ -37,6 +37,7 @@ def _prepend(path: Path, records: list[dict]) -> None:
 @pytest.fixture(scope="session")
 def abspyramid_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data folder in the hub layout: detection test = 10 real + 10 hand-made per relation."""
+    require_shared_data()
     folder = tmp_path_factory.mktemp("abspyramid-data") / "abspyramid"
     shutil.copytree(FIXTURES, folder)
     real = real_records()

@@ -24,6 +24,8 @@ from conceptcomb.common.errors import ConfigError, DataFormatError, DataUnavaila
 from conceptcomb.common.hubfiles import hub_cache_dir, resolve_hub_files
 from tests.abspyramid.conftest import real_records
 
+pytestmark = pytest.mark.shared_data
+
 
 def test_detection_items_from_a_folder(abspyramid_dir: Path) -> None:
     items = load_items(AbsTaskSpec(DETECTION, "noun"), data_dir=abspyramid_dir)

@@ -25,6 +25,8 @@ from conceptcomb.abspyramid.inspect_tasks import TASKS
 from conceptcomb.abspyramid.scoring import build_docs
 from conceptcomb.abspyramid.tasks import spec_by_name
 
+pytestmark = pytest.mark.shared_data
+
 
 def output(text: str, alternatives: list[tuple[str, float]] | None = None) -> ModelOutput:
     out = ModelOutput.from_content(model="mockllm/model", content=text)

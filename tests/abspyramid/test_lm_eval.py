@@ -16,6 +16,8 @@ from conceptcomb.abspyramid.tasks import GROUP_NAME, all_specs, default_specs
 from conceptcomb.cli import lm_eval_has_our_tasks, tasks_path
 from conceptcomb.common.errors import DataUnavailableError
 
+pytestmark = pytest.mark.shared_data
+
 
 @pytest.fixture(scope="module")
 def manager(abspyramid_dir: Path) -> TaskManager:

@@ -23,6 +23,8 @@ from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
 from conceptcomb.common.datafiles import PinnedDataset, PinnedFile, SourceFile, resolve_files
 from conceptcomb.common.errors import ChecksumError, DataFormatError, DataUnavailableError
 
+pytestmark = pytest.mark.shared_data
+
 
 @pytest.mark.parametrize(
     ("task", "size", "label"),

@@ -19,6 +19,8 @@ from conceptcomb.ccpt.tasks import CcptTaskSpec
 from conceptcomb.common.offline import O200K_SHA256, tiktoken_cache_path
 from tests.ccpt.test_scoring import TABLE_3_GOLD, gold_reply, replay_server
 
+pytestmark = pytest.mark.shared_data
+
 
 def mock_model(replies: list[str]):
     outputs = [ModelOutput.from_content(model="mockllm/model", content=r) for r in replies]

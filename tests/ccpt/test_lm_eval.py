@@ -15,6 +15,8 @@ from conceptcomb.ccpt.tasks import GROUP_NAME, CcptTaskSpec, all_specs
 from conceptcomb.cli import lm_eval_has_our_tasks, tasks_path
 from tests.ccpt.conftest import run_lm_eval
 
+pytestmark = pytest.mark.shared_data
+
 
 def task_manager(**metadata) -> TaskManager:
     include = None if lm_eval_has_our_tasks() else str(tasks_path())

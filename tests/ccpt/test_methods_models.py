@@ -17,7 +17,7 @@ from tests.ccpt.conftest import include_args
 from tests.ccpt.test_spreading import model_prompts
 from tests.conftest import read_jsonl
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.shared_data]
 
 NOFILTER = "ccpt_pi_emergent_sa_conceptnet_nofilter"
 ORACLE = "ccpt_pi_emergent_oracle"

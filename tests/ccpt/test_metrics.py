@@ -18,6 +18,9 @@ from conceptcomb.ccpt.metrics import (
 )
 from conceptcomb.ccpt.tasks import CcptTaskSpec
 
+pytestmark = pytest.mark.shared_data
+
+
 EMERGENT = CcptTaskSpec("pi_emergent")
 CANCELED = CcptTaskSpec("pi_canceled")
 TP = CcptTaskSpec("tp")

@@ -40,6 +40,9 @@ from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.testing.judge_server import LoopbackServer
 from tests.ccpt.test_inspect import mock_model
 
+pytestmark = pytest.mark.shared_data
+
+
 EMERGENT = spec_by_name("ccpt_pi_emergent_oracle")
 CANCELED = spec_by_name("ccpt_pi_canceled_oracle")
 

@@ -24,6 +24,9 @@ from conceptcomb.testing.judge_server import Faults, LoopbackServer
 from tests.ccpt.test_inspect import means, run_task
 from tests.ccpt.test_scoring import gold_reply
 
+pytestmark = pytest.mark.shared_data
+
+
 SPEC = CcptTaskSpec("pi_emergent")
 
 

@@ -20,6 +20,9 @@ from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.testing.judge_server import Faults, LoopbackServer
 from tests.conftest import recorded_gpt4o_ratings
 
+pytestmark = pytest.mark.shared_data
+
+
 TABLE_3_GOLD = {
     "pi_emergent": ("ccpt_emergent.csv", {"R_HMP": 29.2, "R_NP": 87.4, "E": 58.4}),
     "pi_canceled": ("ccpt_canceled.csv", {"R_HMP": 83.2, "R_NP": 14.2, "C": 69.5}),

@@ -26,6 +26,9 @@ from conceptcomb.testing.judge_server import LoopbackServer
 from tests.ccpt.test_inspect import mock_model
 from tests.ccpt.test_lm_eval import task_manager
 
+pytestmark = pytest.mark.shared_data
+
+
 ITEM = CcptItem("x:0", "a boat on the rocks", "boat", "rock", "strand", "emergent")
 NOFILTER = spec_by_name("ccpt_pi_emergent_sa_conceptnet_nofilter")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conceptcomb.cggc.sources import read_commongen
-from tests.conftest import SHARED_DATA
+from tests.conftest import SHARED_DATA, require_shared_data
 
 COMMONGEN = SHARED_DATA / "cggc" / "commongen_v1.1"
 CN100K = SHARED_DATA / "cggc" / "conceptnet100k"
@@ -56,6 +56,7 @@ def build_args(out: Path, conceptnet: Path, seed: int = 0) -> list[str]:
 
 @pytest.fixture(scope="session")
 def small_cn(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    require_shared_data()  # built from CommonGen and CN-100K
     return small_conceptnet(tmp_path_factory.mktemp("cn") / "cn100k_small.txt")
 
 

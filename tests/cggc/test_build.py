@@ -123,9 +123,11 @@ def test_reads_official_nested_and_flattened_records(tmp_path: Path) -> None:
 
 
 def test_missing_dataset_says_how_to_build_one(tmp_path: Path, monkeypatch) -> None:
+    # No folder named: the packaged dataset (tests/cggc/test_packaged.py); a named folder
+    # without the files is an error that says how to build them.
     monkeypatch.delenv("CONCEPTCOMB_DATA_DIR", raising=False)
     with pytest.raises(DataUnavailableError, match="conceptcomb cggc build"):
-        dataset_dir(None)
+        dataset_dir(tmp_path)
     with pytest.raises(DataUnavailableError, match=r"compos_train\.jsonl"):
         dataset_dir(tmp_path)
 

@@ -55,6 +55,7 @@ def inspect_runs(tmp_path: Path, fresh_cache: Path) -> list[Path]:
     return logs
 
 
+@pytest.mark.shared_data
 def test_inspect_runs_mean_and_sem(inspect_runs: list[Path]) -> None:
     report = seed_report(inspect_runs)
     stats = report.stats["ccpt_pi_emergent"]

@@ -20,6 +20,8 @@ from conceptcomb.mcrae.data import (
 )
 from tests.conftest import SHARED_DATA
 
+pytestmark = pytest.mark.shared_data
+
 
 @pytest.mark.parametrize("dataset", [MCRAE_DATASET, ESSLLI_NOUNS_DATASET], ids=lambda d: d.title)
 def test_pinned_files_match_the_shared_copies(dataset) -> None:

@@ -22,6 +22,9 @@ from conceptcomb.mcrae.rescore import rescore
 from tests.conftest import read_jsonl
 from tests.mcrae.test_metrics import gold_phrases
 
+pytestmark = pytest.mark.shared_data
+
+
 TASK = "mcrae_esslli44"
 
 

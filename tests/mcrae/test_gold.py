@@ -13,6 +13,9 @@ from conceptcomb.mcrae.expansion import (
 )
 from conceptcomb.mcrae.gold import build_gold, select_top
 
+pytestmark = pytest.mark.shared_data
+
+
 # The data README's list: ESSLLI concepts with a tie at the 10th place.
 TIED = """duck eagle lion pig banana pear pineapple mushroom corn potato onion bottle cup car
 truck""".split()

@@ -11,6 +11,8 @@ from conceptcomb.mcrae.metrics import concept_metrics, match_properties, metric_
 from conceptcomb.mcrae.scoring import build_doc
 from conceptcomb.mcrae.tasks import ESSLLI44, McraeTaskSpec
 
+pytestmark = pytest.mark.shared_data
+
 
 def gold_words(gold) -> list[str]:
     """Each gold feature's head word: what a perfect word-space model would output."""

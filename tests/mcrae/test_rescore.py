@@ -15,6 +15,8 @@ from conceptcomb.mcrae.scoring import build_doc
 from conceptcomb.mcrae.tasks import ESSLLI44, McraeTaskSpec
 from tests.mcrae.test_metrics import gold_words
 
+pytestmark = pytest.mark.shared_data
+
 
 def write_triples(path: Path, rows: list[tuple[str, str, float]], sep: str = "\t") -> Path:
     path.write_text("".join(f"{c}{sep}{p}{sep}{s}\n" for c, p, s in rows), encoding="utf-8")

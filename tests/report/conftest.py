@@ -14,6 +14,7 @@ import pytest
 
 from conceptcomb.testing.judge_server import LoopbackServer
 from tests.ccpt.conftest import include_args
+from tests.conftest import require_shared_data
 
 TASKS = ("ccpt_tp", "ccpt_pi_emergent")
 LM_EVAL_ONLY = ("mcrae_esslli44",)
@@ -60,6 +61,7 @@ def _run(command: list[str]) -> None:
 
 
 def make_runs(gguf: Path, model: list[str], root: Path, server: LoopbackServer) -> RealRuns:
+    require_shared_data()  # ccpt_pi_emergent reads the CCPT files
     metadata = {
         "judge_base_url": server.base_url,
         "judge_model": "gpt-4o",

@@ -12,6 +12,9 @@ from conceptcomb.report.published import PublishedRow
 from conceptcomb.report.tables import cggc_gap
 from tests.conftest import SHARED_DATA
 
+pytestmark = pytest.mark.shared_data
+
+
 SEEDS = SHARED_DATA.parent / "seeds"
 PAPERS = {
     pub.CCPT_PAPER: "ccpt_paper.txt",

@@ -1,8 +1,8 @@
 """The report's HTML page in a real headless browser: the screenshot shows the table and a plot.
 
-Needs Chromium (Debian: ``apt-get install chromium``; .ci/run installs it when it can). Set
-CONCEPTCOMB_BROWSER to another Chromium-family binary. Without a browser this test FAILS,
-saying so: it does not skip.
+Needs Chromium (Debian: ``apt-get install chromium``; .ci/run installs it). Set
+CONCEPTCOMB_BROWSER to another Chromium-family binary. Without a browser this test skips with
+the reason, except under CI=true, where it fails: CI must run it.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from tests.conftest import missing
 from tests.report.test_report import run_cli
 
 pytestmark = pytest.mark.slow
@@ -32,12 +33,12 @@ def find_browser() -> str:
             return path
     if named:
         pytest.fail(f"CONCEPTCOMB_BROWSER={named} is not a file: name a Chromium binary.")
-    pytest.fail(
-        "No headless browser found for the report screenshot test: install Chromium "
+    missing(
+        "no headless browser for the report screenshot test: install Chromium "
         "(Debian/Ubuntu: apt-get install -y chromium) or set CONCEPTCOMB_BROWSER to a "
-        "Chromium or Chrome binary.",
-        pytrace=False,
+        "Chromium or Chrome binary"
     )
+    raise AssertionError("unreachable")
 
 
 def screenshot(page: Path, png: Path, profile: Path, size: str = "1400,2600") -> None:

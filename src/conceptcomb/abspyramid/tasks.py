@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from conceptcomb.common.errors import UnknownTaskError
+
 RELATIONS = ("noun", "verb", "event", "all")
 TYPES = ("noun", "verb", "event")
 # Folder of each relation in the hub repository ("all" is their merged_dataset).
@@ -94,4 +96,4 @@ def spec_by_name(name: str) -> AbsTaskSpec:
         if spec.name == name:
             return spec
     known = ", ".join(spec.name for spec in all_specs())
-    raise KeyError(f"{name!r} is not an AbsPyramid task; the tasks are: {known}")
+    raise UnknownTaskError(f"{name!r} is not an AbsPyramid task; the tasks are: {known}")

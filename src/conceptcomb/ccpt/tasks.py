@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from conceptcomb.common.errors import UnknownTaskError
+
 PI_EMERGENT = "pi_emergent"
 PI_CANCELED = "pi_canceled"
 NPC_EMERGENT = "npc_emergent"
@@ -118,4 +120,4 @@ def spec_by_name(name: str) -> CcptTaskSpec:
         if spec.name == name:
             return spec
     known = ", ".join(spec.name for spec in [*all_specs(), *method_specs()])
-    raise KeyError(f"{name!r} is not a CCPT task; the tasks are: {known}")
+    raise UnknownTaskError(f"{name!r} is not a CCPT task; the tasks are: {known}")

@@ -13,13 +13,25 @@ a -> b, anything else b -> a (the authors' main.py). Flattened records (top-leve
 ``structure_type`` to each ref; for official files both are derived.
 
 Files: ``compos_train.jsonl`` (the demonstration pool) and ``compos_test.jsonl`` (the
-compositional test set), in the folder named by ``data_dir`` / ``CONCEPTCOMB_DATA_DIR`` or
-its ``cggc/`` subfolder. ``.json`` or no extension is accepted for the official files.
+compositional test set), gzipped or not, in the folder named by ``data_dir`` or
+``CONCEPTCOMB_DATA_DIR`` (or its ``cggc/`` subfolder); ``.json`` or no extension is accepted
+for the official files. When no folder is named (or ``CONCEPTCOMB_DATA_DIR`` holds no CGGC
+files), the dataset shipped inside the package is used: the canonical build
+(``conceptcomb cggc build``, seed 0, CommonGen v1.1 train + valid, CN-100K), pinned by the
+sha256 of its ``SHA256SUMS`` manifest, so that everyone's numbers refer to the same items.
+
+A dataset's identity (``CggcDataset.sha256``) is the sha256 of that manifest: the lines
+``<sha256 of the uncompressed file>  <name>.jsonl`` of the pool and test files, sorted by
+name, the format of ``sha256sum``. A folder holding the same files, gzipped or not, has the
+same identity as the shipped dataset.
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import json
+import logging
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
@@ -35,7 +47,13 @@ from conceptcomb.common.errors import DataFormatError, DataUnavailableError
 
 POOL_FILE = "compos_train"
 TEST_FILE = "compos_test"
-SUFFIXES = (".jsonl", ".json", "")
+SUFFIXES = (".jsonl", ".jsonl.gz", ".json", "")
+MANIFEST = "SHA256SUMS"
+# The dataset shipped in the wheel (CC BY-SA 4.0, see its LICENSE.md) and the sha256 of its
+# manifest: a damaged or edited copy is refused.
+PACKAGED_DIR = Path(__file__).resolve().parent / "packaged_data"
+PACKAGED_SHA256 = "f66d16101d7edc83873b066f0d275c6a072fae2c89d593ab4ea7b031c5e3bf2c"
+log = logging.getLogger("conceptcomb")
 BUILD_HINT = (
     "Build one with `conceptcomb cggc build --out DIR` (CommonGen v1.1 + CN-100K, downloaded "
     "at pinned revisions, or name them with --commongen/--conceptnet), then pass "
@@ -134,11 +152,22 @@ def _item(
     return replace(item, structure=stored or None)
 
 
-def read_items(path: Path, split: str) -> list[CggcItem]:
+def read_bytes(path: Path) -> bytes:
+    """A data file's content, decompressed when its name ends in ``.gz``."""
+    raw = path.read_bytes()
+    if path.suffix != ".gz":
+        return raw
+    try:
+        return gzip.decompress(raw)
+    except (OSError, EOFError) as err:
+        raise DataFormatError(f"{path}: not a valid gzip file ({err}).") from err
+
+
+def read_items(path: Path, split: str, content: bytes | None = None) -> list[CggcItem]:
     """Items of a CGGC jsonl file, nested (official / ours) or flattened records."""
     items: list[CggcItem] = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = (read_bytes(path) if content is None else content).decode("utf-8").splitlines()
     except UnicodeDecodeError as err:
         raise DataFormatError(f"{path}: not UTF-8 text ({err}).") from err
     for number, line in enumerate(lines, start=1):
@@ -203,20 +232,36 @@ def _find_file(folder: Path, stem: str) -> Path | None:
     return None
 
 
-def dataset_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
-    """The folder holding compos_train/compos_test (the named one or its cggc/ subfolder)."""
-    named = data_dir or os.environ.get(DATA_DIR_ENV)
-    if not named:
-        raise DataUnavailableError(f"No CGGC dataset given. {BUILD_HINT}")
-    folder = Path(named).expanduser()
+def _dataset_in(folder: Path) -> Path | None:
+    """``folder`` or its cggc/ subfolder, whichever holds a pool and a test file."""
     for candidate in (folder, folder / "cggc"):
         if _find_file(candidate, POOL_FILE) and _find_file(candidate, TEST_FILE):
             return candidate.resolve()
-    origin = "data_dir" if data_dir else DATA_DIR_ENV
-    raise DataUnavailableError(
-        f"{origin}={named}: neither it nor its cggc/ subfolder holds {POOL_FILE}.jsonl and "
-        f"{TEST_FILE}.jsonl. {BUILD_HINT}"
-    )
+    return None
+
+
+def dataset_dir(data_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The folder holding compos_train/compos_test: the one named by ``data_dir``, else the one
+    named by CONCEPTCOMB_DATA_DIR if it holds CGGC files, else the packaged dataset."""
+    if data_dir:
+        found = _dataset_in(Path(data_dir).expanduser())
+        if found is None:
+            raise DataUnavailableError(
+                f"data_dir={data_dir}: neither it nor its cggc/ subfolder holds {POOL_FILE}.jsonl "
+                f"and {TEST_FILE}.jsonl (gzipped or not). Drop data_dir to use the dataset "
+                f"shipped with the package, or: {BUILD_HINT}"
+            )
+        return found
+    named = os.environ.get(DATA_DIR_ENV)
+    found = _dataset_in(Path(named).expanduser()) if named else None
+    if found is not None:
+        return found
+    if _dataset_in(PACKAGED_DIR) is None:
+        raise DataUnavailableError(
+            f"The CGGC dataset shipped with the package is missing from {PACKAGED_DIR}: "
+            f"reinstall conceptcomb (pip install --force-reinstall conceptcomb), or: {BUILD_HINT}"
+        )
+    return PACKAGED_DIR
 
 
 @dataclass(frozen=True, eq=False)  # hashed by identity: the loaded copy is cached
@@ -224,6 +269,20 @@ class CggcDataset:
     folder: Path
     pool: tuple[CggcItem, ...]
     test: tuple[CggcItem, ...]
+    sha256: str = ""  # of the manifest of the pool and test files (module docstring)
+
+    @property
+    def packaged(self) -> bool:
+        return self.folder == PACKAGED_DIR
+
+    def describe(self) -> str:
+        where = "the dataset shipped with conceptcomb" if self.packaged else str(self.folder)
+        return f"{where} (sha256 {self.sha256[:12]}, {len(self.test):,} test items)"
+
+
+def manifest(digests: dict[str, str]) -> str:
+    """``sha256sum`` lines for {file name: sha256 of its uncompressed content}."""
+    return "".join(f"{digests[name]}  {name}\n" for name in sorted(digests))
 
 
 def load_dataset(data_dir: str | os.PathLike[str] | None = None) -> CggcDataset:
@@ -236,9 +295,30 @@ def load_dataset(data_dir: str | os.PathLike[str] | None = None) -> CggcDataset:
 
 @lru_cache(maxsize=4)
 def _load(folder: str, pool_path: str, test_path: str, _stamp: tuple) -> CggcDataset:
-    pool = read_items(Path(pool_path), "train")
-    test = read_items(Path(test_path), "test")
+    contents = {Path(path): read_bytes(Path(path)) for path in (pool_path, test_path)}
+    digests = {
+        f"{stem}.jsonl": hashlib.sha256(contents[Path(path)]).hexdigest()
+        for stem, path in ((POOL_FILE, pool_path), (TEST_FILE, test_path))
+    }
+    listed = manifest(digests)
+    sha256 = hashlib.sha256(listed.encode()).hexdigest()
+    if Path(folder) == PACKAGED_DIR:
+        _check_packaged(listed, sha256)
+    pool = read_items(Path(pool_path), "train", contents[Path(pool_path)])
+    test = read_items(Path(test_path), "test", contents[Path(test_path)])
     if not pool or not test:
         empty = pool_path if not pool else test_path
         raise DataFormatError(f"{empty} holds no item. {BUILD_HINT}")
-    return CggcDataset(Path(folder), tuple(pool), tuple(test))
+    dataset = CggcDataset(Path(folder), tuple(pool), tuple(test), sha256)
+    log.info("CGGC: %s", dataset.describe())
+    return dataset
+
+
+def _check_packaged(listed: str, sha256: str) -> None:
+    """The shipped files must be the pinned ones (a damaged install is refused)."""
+    if sha256 != PACKAGED_SHA256:
+        raise DataFormatError(
+            f"{PACKAGED_DIR}: the shipped CGGC files do not match their pinned sha256 "
+            f"(manifest sha256 {sha256}, pinned {PACKAGED_SHA256}; files:\n{listed}). The "
+            "install is damaged: reinstall conceptcomb."
+        )

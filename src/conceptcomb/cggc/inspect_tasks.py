@@ -33,7 +33,7 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState, generate
 
-from conceptcomb.cggc.data import CggcItem
+from conceptcomb.cggc.data import CggcItem, load_dataset
 from conceptcomb.cggc.metrics import METRICS, Scored, corpus_metric, item_metrics, spice
 from conceptcomb.cggc.prompts import (
     MAX_NEW_TOKENS,
@@ -116,12 +116,13 @@ def _messages(
 
 def cggc_dataset(spec: CggcTaskSpec, options: TaskOptions) -> MemoryDataset:
     """The Inspect dataset: one sample per test item, its demonstrations in the input."""
+    sha256 = load_dataset(options.data_dir).sha256
     samples = [
         Sample(
             id=item.item_id,
             input=_messages(item, demos, spec, options.seed),
             target=item.target,
-            metadata=item_doc(item, demos, spec, options),
+            metadata={**item_doc(item, demos, spec, options), "dataset_sha256": sha256},
         )
         for item, demos in task_pairs(spec, options)
     ]
@@ -139,7 +140,12 @@ def cggc_task(spec: CggcTaskSpec, options: TaskOptions, scorer: Scorer | None = 
             temperature=0.0, max_tokens=MAX_NEW_TOKENS, stop_seqs=list(style.until)
         ),
         version=TASK_VERSION,
-        metadata={"benchmark": "cggc", "task": spec.name, "setting": spec.setting},
+        metadata={
+            "benchmark": "cggc",
+            "task": spec.name,
+            "setting": spec.setting,
+            "dataset_sha256": load_dataset(options.data_dir).sha256,
+        },
     )
 
 

@@ -45,9 +45,11 @@ def load_dataset(cggc_task: str, **metadata: Any) -> datasets.DatasetDict:
     spec = spec_by_name(cggc_task)
     options = TaskOptions.resolve(metadata)
     _spice_jars = options.spice_jars
-    folder = str(load_cggc(options.data_dir).folder)
+    dataset = load_cggc(options.data_dir)
+    # The sampler reloads the pool from data_dir; dataset_sha256 names the data in the samples.
+    where = {"data_dir": str(dataset.folder), "dataset_sha256": dataset.sha256}
     docs = [
-        {**item_doc(item, demos, spec, options), "data_dir": folder}
+        {**item_doc(item, demos, spec, options), **where}
         for item, demos in task_pairs(spec, options)
     ]
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})

@@ -79,8 +79,10 @@ def all_specs() -> list[CggcTaskSpec]:
 
 
 def verified_specs() -> list[CggcTaskSpec]:
-    """Table 4's settings with relation verification (they need a judge)."""
-    return [CggcTaskSpec(setting, verify=True) for setting in ("id", "ood")]
+    """Table 4's settings with relation verification (they need a judge), and the
+    easy-to-hard order with it (what `conceptcomb demo` runs)."""
+    specs = [CggcTaskSpec(setting, verify=True) for setting in ("id", "ood")]
+    return [*specs, CggcTaskSpec("ood", "easy_to_hard", verify=True)]
 
 
 def spec_by_name(name: str) -> CggcTaskSpec:

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from types import TracebackType
+
 
 class ConceptcombError(Exception):
     """Base class: the message is written for the person running the benchmark."""
@@ -21,3 +25,45 @@ class ChecksumError(ConceptcombError):
 
 class ConfigError(ConceptcombError):
     """An option is missing or has a value we cannot use: the message names the option."""
+
+
+class UnknownTaskError(ConfigError, KeyError):
+    """A task name a benchmark does not have (a KeyError too: a lookup that failed)."""
+
+    __str__ = Exception.__str__  # the message as written, not KeyError's quoted repr
+
+
+def _ours(error: BaseException | None) -> ConceptcombError | None:
+    """Our error, raised as such or inside a framework's exception group."""
+    if isinstance(error, ConceptcombError):
+        return error
+    inner_errors = getattr(error, "exceptions", None)  # an exception group (3.11+, anyio)
+    if isinstance(inner_errors, tuple | list):
+        for inner in inner_errors:
+            found = _ours(inner)
+            if found is not None:
+                return found
+    return None
+
+
+def install_excepthook() -> None:
+    """Print an uncaught error of ours as one line, without the traceback above it.
+
+    Our messages are written for the person running a benchmark (what is wrong, what to do);
+    inside ``lm_eval`` or ``inspect eval`` they would otherwise end hundreds of lines of
+    framework traceback. Other exceptions keep the previous hook. Set CONCEPTCOMB_TRACEBACK=1
+    to see the traceback anyway.
+    """
+    previous = sys.excepthook
+    if getattr(previous, "conceptcomb", False) or os.environ.get("CONCEPTCOMB_TRACEBACK"):
+        return
+
+    def hook(kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
+        ours = _ours(error)
+        if ours is None:
+            previous(kind, error, trace)
+            return
+        print(f"conceptcomb: error: {ours}", file=sys.stderr, flush=True)
+
+    hook.conceptcomb = True  # type: ignore[attr-defined]
+    sys.excepthook = hook

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from conceptcomb.common.errors import UnknownTaskError
+
 TASK_VERSION = "1.0"
 ESSLLI44 = "esslli44"
 ALL = "all"
@@ -36,4 +38,4 @@ def spec_by_name(name: str) -> McraeTaskSpec:
         if spec.name == name:
             return spec
     known = ", ".join(spec.name for spec in all_specs())
-    raise KeyError(f"{name!r} is not a McRae task; the tasks are: {known}")
+    raise UnknownTaskError(f"{name!r} is not a McRae task; the tasks are: {known}")

@@ -1,0 +1,74 @@
+"""Rebuild the full CGGC dataset and check it equals the one shipped in the package.
+
+Runs `conceptcomb cggc build` (seed 0, CommonGen v1.1 train + valid, CN-100K: the shipped
+dataset's options) into a temporary folder, by default with an empty embedding cache (a cold
+build, as on a new machine), then compares the sha256 of the built pool and test files with
+the shipped ``SHA256SUMS``. Prints the build's stage times and one summary line.
+
+    python benchmarks/cggc_rebuild_check.py [--data-dir DIR] [--warm] [--keep DIR]
+
+``--data-dir`` names a folder holding ``cggc/commongen_v1.1`` and ``cggc/conceptnet100k``
+(default: ``CONCEPTCOMB_DATA_DIR``, else they are downloaded at their pinned revisions).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from conceptcomb.cggc.data import MANIFEST, PACKAGED_DIR, POOL_FILE, TEST_FILE, manifest
+
+BUDGET_S = 600  # issue 16: a cold full build in at most 10 minutes on 2 idle cores
+
+
+def built_manifest(folder: Path) -> str:
+    digests = {
+        f"{stem}.jsonl": hashlib.sha256((folder / f"{stem}.jsonl").read_bytes()).hexdigest()
+        for stem in (POOL_FILE, TEST_FILE)
+    }
+    return manifest(digests)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", default=os.environ.get("CONCEPTCOMB_DATA_DIR"))
+    parser.add_argument("--warm", action="store_true", help="keep the user's embedding cache")
+    parser.add_argument("--keep", type=Path, help="build here and keep the files")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="cggc-rebuild-") as scratch:
+        out = args.keep or Path(scratch) / "build"
+        env = dict(os.environ)
+        if not args.warm:
+            env["CONCEPTCOMB_CACHE_DIR"] = str(Path(scratch) / "cache")
+        command = ["conceptcomb", "cggc", "build", "--out", str(out), "--seed", "0"]
+        if args.data_dir:
+            command += ["--data-dir", args.data_dir]
+        print("running:", " ".join(command), flush=True)
+        start = time.perf_counter()
+        subprocess.run(command, env=env, check=True)
+        seconds = time.perf_counter() - start
+        built = built_manifest(out)
+        timings = json.loads((out / "build_info.json").read_text())["timings_s"]
+    shipped = (PACKAGED_DIR / MANIFEST).read_text()
+    same = built == shipped
+    print(f"stage times (s): {timings}")
+    if not same:
+        print(f"built:\n{built}shipped:\n{shipped}", end="")
+    kind = "warm" if args.warm else "cold"
+    print(
+        f"summary: {kind} build {seconds:.0f} s on {os.cpu_count()} cores, "
+        f"time/budget({BUDGET_S} s) = {seconds / BUDGET_S:.2f}; "
+        f"byte-identical to the shipped dataset: {'yes' if same else 'NO'}"
+    )
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,148 @@
+"""``conceptcomb demo``: real benchmark items end to end, offline, in about a minute.
+
+1. The data first, before any model starts: the CGGC dataset shipped in the package (always
+   there), and the CCPT files if they can be had (``data_dir``, ``CONCEPTCOMB_DATA_DIR``, the
+   cache, or a download); without them one line says how to get them and the demo runs
+   CGGC only.
+2. The packaged SmolLM2-135M-Instruct as the model AND the judge: served by llama.cpp's
+   OpenAI-compatible server on loopback (``--engine llama-cpp``, the default), used by
+   lm-eval's ``local-chat-completions`` runner and by the judge through ``judge_base_url``,
+   exactly as with a vLLM server; or loaded by lm-eval's ``hf`` runner with the offline
+   transformers judge (``--engine hf``, slower).
+3. ``cggc_ood_easy2hard_verified`` (demonstrations chosen out of distribution and ordered
+   easy to hard, relation verification by the judge) and ``ccpt_pi_emergent`` (property
+   induction, relevance judge), ``--limit`` items each; lm-eval prints its metrics table
+   and the judge usage. Then the demonstrations of one item, easy to hard, the commands to
+   copy, and the wall time.
+
+A 135M model's answers and ratings mean nothing: the demo shows that the pipeline runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from conceptcomb.ccpt.data import CCPT_DATASET, load_items
+from conceptcomb.ccpt.tasks import spec_by_name as ccpt_spec
+from conceptcomb.cggc.data import load_dataset as load_cggc
+from conceptcomb.common.datafiles import DATA_DIR_ENV
+from conceptcomb.common.errors import DataUnavailableError
+from conceptcomb.smollm2 import SERVED_NAME, LlamaServer, lm_eval_hf_model_args
+
+CGGC_TASK = "cggc_ood_easy2hard_verified"
+CCPT_TASK = "ccpt_pi_emergent"
+
+
+def available_tasks(data_dir: str | None) -> tuple[list[str], list[str]]:
+    """(tasks whose data is here, notes): raises for damaged data, before any model starts."""
+    dataset = load_cggc(None)
+    tasks, notes = [CGGC_TASK], [f"CGGC: {dataset.describe()}"]
+    try:
+        load_items(ccpt_spec(CCPT_TASK), data_dir)
+    except DataUnavailableError as err:
+        notes.append(
+            f"CCPT: skipped, its files cannot be had here ({str(err).split(' (')[0]}). To add "
+            f"it: run `conceptcomb data fetch ccpt` with internet, or set {DATA_DIR_ENV} to a "
+            f"folder holding the files of {CCPT_DATASET.describe()}."
+        )
+    else:
+        tasks.append(CCPT_TASK)
+    return tasks, notes
+
+
+def lm_eval_command(
+    model_args: list[str], tasks: list[str], args: argparse.Namespace, metadata: dict, out: Path
+) -> list[str]:
+    from conceptcomb.cli import include_path_args
+
+    return [
+        "lm_eval", *model_args,
+        "--tasks", ",".join(tasks),
+        "--limit", str(args.limit),
+        "--apply_chat_template",
+        "--gen_kwargs", f"max_gen_toks={args.max_gen_toks}",
+        "--metadata", json.dumps(metadata),
+        "--log_samples", "--output_path", str(out),
+        *include_path_args(),
+    ]  # fmt: skip
+
+
+def _metadata(args: argparse.Namespace, judge: dict) -> dict:
+    return {**judge, **({"data_dir": args.data_dir} if args.data_dir else {})}
+
+
+def show_demonstrations(out: Path) -> None:
+    """The first CGGC item's demonstrations, in the order the sampler gave them."""
+    found = sorted(out.rglob(f"samples_{CGGC_TASK}_*.jsonl"))
+    if not found:
+        return
+    first = json.loads(found[0].read_text(encoding="utf-8").splitlines()[0])
+    doc = first["doc"]
+    shown = [
+        f"type {kind or '-'} ({label})"
+        for kind, label in zip(doc["demonstration_types"], doc["demonstration_labels"], strict=True)
+    ]
+    print(
+        f"\nEasy-to-hard demonstrations of CGGC item {doc['item_id']} (test relations "
+        f"{doc['graph_label']}, unseen together in the pool): " + " -> ".join(shown)
+    )
+    print(f"Its reply: {first['resps'][0][0].strip()!r}")
+
+
+def run(args: argparse.Namespace) -> int:
+    start = time.perf_counter()
+    tasks, notes = available_tasks(args.data_dir)
+    for note in notes:
+        print(note, flush=True)
+    out = Path(args.output_path or tempfile.mkdtemp(prefix="conceptcomb-demo-"))
+    commands: list[str] = []
+    if args.engine == "hf":
+        command = lm_eval_command(
+            lm_eval_hf_model_args(), tasks, args, _metadata(args, {"judge": "local"}), out
+        )
+        code = _run(command, commands)
+    else:
+        with LlamaServer() as server:
+            commands.append(shlex.join(server.command[1:]).replace("-m ", "python -m ", 1))
+            judge = {"judge_base_url": server.base_url, "judge_model": SERVED_NAME}
+            command = lm_eval_command(
+                server.lm_eval_model_args(), tasks, args, _metadata(args, judge), out
+            )
+            code = _run(command, commands)
+    show_demonstrations(out)
+    print("\nCommands run (copy and adapt; the server's port is a free one):")
+    for line in commands:
+        print(f"  {line}")
+    print(
+        f"\nResults and samples: {out}\n"
+        "Note: SmolLM2-135M as model and judge only shows that the pipeline runs; its answers "
+        "and ratings mean nothing. Use your model and an API judge for real numbers (README)."
+    )
+    print(f"demo finished in {time.perf_counter() - start:.1f} s (exit {code})", flush=True)
+    return code
+
+
+def _run(command: list[str], commands: list[str]) -> int:
+    commands.append(shlex.join(command))
+    print(f"Running: {commands[-1]}", flush=True)
+    return subprocess.call(command)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--limit", type=int, default=5, help="items per task (5)")
+    parser.add_argument(
+        "--engine",
+        choices=["llama-cpp", "hf"],
+        default="llama-cpp",
+        help="llama-cpp: llama.cpp's OpenAI-compatible server (fast on a CPU); hf: lm-eval's "
+        "hf runner and the transformers judge",
+    )
+    parser.add_argument("--max-gen-toks", type=int, default=128, help="new tokens per reply")
+    parser.add_argument("--data-dir", help=f"folder of the CCPT files (default: {DATA_DIR_ENV})")
+    parser.add_argument("--output-path", help="keep results and samples here (default: a temp dir)")

@@ -1,0 +1,157 @@
+"""What a new user runs, the way they run it: no CONCEPTCOMB_* variable, an empty HOME (no
+cache), no ../shared, no offline switches: the README's demo and the design card's commands.
+
+Each command runs in a subprocess from an empty folder, with the environment of a fresh
+shell (PATH and the like) and nothing of the test session's isolation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conceptcomb.cli import include_path_args
+
+# Variables this test session sets for isolation, which a user's shell does not have.
+SESSION_PREFIXES = ("CONCEPTCOMB_", "HF_", "TRANSFORMERS_", "TIKTOKEN_", "INSPECT_", "XDG_")
+
+
+@pytest.fixture
+def user(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """(environment, working folder) of a new user: empty HOME, no data options."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(SESSION_PREFIXES)}
+    env["HOME"] = str(home)
+    return env, work
+
+
+def run(command: list[str], user: tuple[dict[str, str], Path], timeout: int = 900):
+    env, work = user
+    return subprocess.run(
+        command, env=env, cwd=work, capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.mark.slow
+def test_demo_runs_real_items_with_a_judge(user) -> None:
+    done = run(["conceptcomb", "demo"], user)
+    out = done.stdout
+    assert done.returncode == 0, (out + done.stderr)[-3000:]
+    assert "CGGC: the dataset shipped with conceptcomb" in out
+    # lm-eval's metrics table, from real items of the shipped dataset, and the judge's usage
+    assert "|cggc_ood_easy2hard_verified|" in out and "verified_share" in out
+    assert "judge usage" in (out + done.stderr)
+    assert "Easy-to-hard demonstrations of CGGC item" in out
+    # CCPT: run when its files can be had, else one line says how to get them
+    assert "|ccpt_pi_emergent|" in out or "CCPT: skipped" in out
+    assert "lm_eval --model local-chat-completions" in out  # the commands, to copy
+    assert "demo finished in" in out and "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_inspect_cggc_with_the_printed_smollm2_options(user) -> None:
+    printed = run(["conceptcomb", "smollm2"], user, timeout=300)
+    assert printed.returncode == 0, printed.stderr[-2000:]
+    line = next(row for row in printed.stdout.splitlines() if row.startswith("HF_HUB_OFFLINE"))
+    assignment, *command = shlex.split(line.replace("conceptcomb/TASK", "conceptcomb/cggc"))
+    env, work = user
+    key, value = assignment.split("=", 1)
+    done = run([*command, "--limit", "3"], ({**env, key: value}, work))
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    log = read_eval_log(list_eval_logs(str(work / "logs"))[0])
+    assert log.status == "success" and log.eval.task == "conceptcomb/cggc"
+    assert log.eval.metadata["dataset_sha256"]
+    assert len(log.samples or []) == 3 and all(s.scores for s in log.samples or [])
+
+
+@pytest.mark.slow
+def test_lm_eval_cggc_with_no_data_option(user, smollm2_gguf: Path) -> None:
+    out = user[1] / "out"
+    done = run(
+        [
+            "lm_eval",
+            "--model",
+            "hf",
+            "--model_args",
+            f"pretrained={smollm2_gguf.parent},gguf_file={smollm2_gguf.name}",
+            "--tasks",
+            "cggc_ood_easy2hard",
+            "--limit",
+            "3",
+            "--log_samples",
+            "--output_path",
+            str(out),
+            *include_path_args(),
+        ],
+        user,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(next(out.rglob("results_*.json")).read_text())["results"]
+    assert "rouge2,none" in results["cggc_ood_easy2hard"]
+    samples = next(out.rglob("samples_cggc_ood_easy2hard_*.jsonl"))
+    sample = json.loads(samples.read_text().splitlines()[0])
+    assert len(sample["doc"]["dataset_sha256"]) == 64
+
+
+def test_inspect_data_error_is_one_line(user) -> None:
+    done = run(
+        [
+            "inspect",
+            "eval",
+            "conceptcomb/cggc",
+            "-T",
+            "data_dir=/nonexistent",
+            "--model",
+            "mockllm/model",
+            "--limit",
+            "1",
+        ],
+        user,
+        timeout=300,
+    )
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr + done.stdout
+    errors = [row for row in done.stderr.splitlines() if row.startswith("conceptcomb: error:")]
+    assert len(errors) == 1 and "data_dir=/nonexistent" in errors[0]
+
+
+def test_lm_eval_data_error_is_one_line(user) -> None:
+    done = run(
+        [
+            "lm_eval",
+            "--model",
+            "dummy",
+            "--tasks",
+            "cggc_ood",
+            "--limit",
+            "1",
+            "--metadata",
+            '{"data_dir": "/nonexistent"}',
+            *include_path_args(),
+        ],
+        user,
+        timeout=300,
+    )
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    errors = [row for row in done.stderr.splitlines() if row.startswith("conceptcomb: error:")]
+    assert len(errors) == 1 and "data_dir=/nonexistent" in errors[0]
+
+
+@pytest.mark.parametrize("task", ["ccpt_nope", "mcrae_nope", "abspyramid_nope"])
+def test_unknown_task_in_score_is_one_line(user, task: str) -> None:
+    predictions = user[1] / "p.jsonl"
+    predictions.write_text("{}\n")
+    done = run(["conceptcomb", "score", task, "--predictions", str(predictions)], user, 120)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.startswith("conceptcomb: error:") and done.stderr.count("\n") == 1
+    assert task in done.stderr
