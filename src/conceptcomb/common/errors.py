@@ -21,3 +21,8 @@ class ChecksumError(ConceptcombError):
 
 class ConfigError(ConceptcombError):
     """An option is missing or has a value we cannot use: the message names the option."""
+
+
+class JudgeError(ConceptcombError):
+    """The judge cannot be used (unreachable, refused key, unknown model) or failed on every
+    question: the message names the endpoint and model and says what to do."""
