@@ -22,6 +22,7 @@ import argparse
 import json
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 
 import lm_eval
@@ -33,12 +34,13 @@ from conceptcomb.ccpt.tasks import all_specs, method_specs
 from conceptcomb.cggc import cli as cggc_cli
 from conceptcomb.cggc.sources import CN100K_DATASET, COMMONGEN_DATASET
 from conceptcomb.common.datafiles import PinnedDataset, resolve_files
-from conceptcomb.common.errors import ConceptcombError
+from conceptcomb.common.errors import ConceptcombError, ConfigError, JudgeError
 from conceptcomb.common.hubfiles import HubDataset, file_digests, resolve_hub_files
 from conceptcomb.common.results import ScoreReport
 from conceptcomb.mcrae.data import ESSLLI_NOUNS_DATASET, MCRAE_DATASET
 from conceptcomb.report import cli as report_cli
 from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.scorers.rating import JudgeUsage
 
 DATASETS: dict[str, PinnedDataset] = {
     CCPT_DATASET.key: CCPT_DATASET,
@@ -153,47 +155,87 @@ def rescore(args: argparse.Namespace) -> ScoreReport:
     raise ConceptcombError(f"{args.task}: `conceptcomb score` knows these tasks: {known}.")
 
 
+def prepare_output(value: str | Path | None, option: str) -> Path | None:
+    """Create an output file's folder and check that it can be written, before any
+    expensive work (judging), so that no finished run is lost to a typo in a path."""
+    if not value:
+        return None
+    path = Path(value)
+    if path.is_dir():
+        raise ConfigError(f"{option} {path} is a folder: name a file in it, e.g. {path}/out.json.")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists():
+            path.open("a", encoding="utf-8").close()
+        else:
+            tempfile.TemporaryFile(dir=path.parent).close()
+    except OSError as err:
+        raise ConfigError(
+            f"{option} {path} cannot be written ({err.strerror or err}): choose another path."
+        ) from err
+    return path
+
+
+def judge_failure_warning(usage: JudgeUsage | None) -> str | None:
+    """`JudgeError` when every judge question failed (nothing is printed or written); the
+    warning line to print when some did; None when none did."""
+    if usage is None:
+        return None
+    if usage.all_failed:
+        raise JudgeError(
+            f"every one of the {usage.questions} judge questions failed, so no judged metric "
+            f"could be computed and no results were written; last error: {usage.last_error}"
+        )
+    warning = usage.failure_warning()
+    return f"conceptcomb: {warning}" if warning else None
+
+
 def run_score(args: argparse.Namespace) -> int:
+    output = prepare_output(args.output, "--output")
+    prepare_output(args.samples_output, "--samples-output")
     report = rescore(args)
+    usage = JudgeUsage(**report.usage) if report.usage else None
+    warning = judge_failure_warning(usage)
     print(report.table())
-    if report.usage:
-        print(f"[conceptcomb] {_usage_line(report.usage)}")
+    if usage is not None:
+        print(f"[conceptcomb] {usage.summary()}")
     for note in report.notes:
         print(f"note: {note}")
-    if args.output:
-        report.write(Path(args.output))
-        print(f"results written to {args.output}")
+    if warning:
+        print(warning, file=sys.stderr)
+    if output:
+        report.write(output)
+        print(f"results written to {output}")
     return 0
-
-
-def _usage_line(usage: dict) -> str:
-    from conceptcomb.scorers.rating import JudgeUsage
-
-    return JudgeUsage(**usage).summary()
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
     from conceptcomb.ccpt.calibration import calibrate
 
+    output = prepare_output(args.output, "--output")
     report = calibrate(judge_settings(args), args.n, args.seed, args.data_dir)
+    warning = judge_failure_warning(report.usage)
     print(report.table())
     print(f"[conceptcomb] {report.usage.summary()}")
-    if args.output:
-        Path(args.output).write_text(json.dumps(report.to_json(), indent=2) + "\n")
-        print(f"results written to {args.output}")
+    if warning:
+        print(warning, file=sys.stderr)
+    if output:
+        output.write_text(json.dumps(report.to_json(), indent=2) + "\n")
+        print(f"results written to {output}")
     return 0
 
 
 def run_seeds(args: argparse.Namespace) -> int:
     from conceptcomb.common.seeds import seed_report
 
+    output = prepare_output(args.output, "--output")
     report = seed_report(args.results)
     print(report.table(args.digits))
     for note in report.notes:
         print(f"note: {note}")
-    if args.output:
-        Path(args.output).write_text(json.dumps(report.to_json(), indent=2) + "\n")
-        print(f"results written to {args.output}")
+    if output:
+        output.write_text(json.dumps(report.to_json(), indent=2) + "\n")
+        print(f"results written to {output}")
     return 0
 
 

@@ -20,12 +20,13 @@ import os
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
-from conceptcomb.ccpt.data import CANCELED_FILE, CCPT_DATASET, EMERGENT_FILE
-from conceptcomb.common.datafiles import resolve_files
+from conceptcomb.ccpt.data import CANCELED_FILE, CCPT_DATASET, EMERGENT_FILE, HINT
+from conceptcomb.common.datafiles import require_columns, resolve_files
 from conceptcomb.common.errors import ConfigError, DataFormatError
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.scorers.rating import JudgeUsage, rate_prompts
+from conceptcomb.scorers.rating import JudgeUsage, preflight_judge, rate_prompts
 from conceptcomb.scorers.relevance import relevance_prompt
 
 # concept kind -> (concept column, human ratings column, recorded GPT-4o relevance column)
@@ -66,23 +67,60 @@ def parse_ratings(text: str, where: str) -> list[int]:
     return values
 
 
-def _pairs_of_row(row: dict[str, str], item_id: str, property_type: str) -> list[CalibrationPair]:
+COLUMNS = ("property", *(column for columns in KINDS.values() for column in columns))
+
+
+def _pairs_of_row(
+    row: dict[str, str | None], item_id: str, property_type: str, where: str
+) -> list[CalibrationPair]:
+    """The row's three pairs; ``where`` (file:line) names the row in errors."""
+    empty = [column for column in COLUMNS if not (row.get(column) or "").strip()]
+    if empty:
+        raise DataFormatError(
+            f"{where}: empty {', '.join(empty)} (a row cut short? the file may be truncated)."
+        )
     pairs = []
     for kind, (concept_column, human_column, gpt_column) in KINDS.items():
-        where = f"{item_id} column {human_column}"
-        human = parse_ratings(row.get(human_column, ""), where)
+        human = parse_ratings(str(row[human_column]), f"{where}: column {human_column}")
+        try:
+            recorded = float(str(row[gpt_column]))
+        except ValueError:
+            recorded = math.nan
+        if not 0.0 <= recorded <= 1.0:
+            raise DataFormatError(
+                f"{where}: column {gpt_column}={row[gpt_column]!r} is not a relevance in [0, 1]."
+            )
         pairs.append(
             CalibrationPair(
                 item_id=item_id,
                 kind=kind,
                 property_type=property_type,
-                concept=row[concept_column],
-                prop=row["property"],
+                concept=str(row[concept_column]),
+                prop=str(row["property"]),
                 human=sum(human) / len(human),
-                recorded_gpt4o=1 + 9 * float(row[gpt_column]),
+                recorded_gpt4o=1 + 9 * recorded,
             )
         )
     return pairs
+
+
+def read_rated_items(path: Path, property_type: str) -> list[list[CalibrationPair]]:
+    """Every row's three pairs, each row checked as `conceptcomb.ccpt.data.read_items` does:
+    a one-line error names the file and line of the first bad row."""
+    stem = path.name.removesuffix(".csv")
+    items = []
+    with path.open(newline="", encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        try:
+            require_columns(path, reader.fieldnames, COLUMNS, HINT)
+            for position, row in enumerate(reader):
+                where = f"{path}:{reader.line_num}"
+                items.append(_pairs_of_row(row, f"{stem}:{position}", property_type, where))
+        except (UnicodeDecodeError, csv.Error) as err:
+            raise DataFormatError(
+                f"{path}:{reader.line_num}: not a readable CSV row ({err})."
+            ) from err
+    return items
 
 
 def sample_pairs(
@@ -99,11 +137,11 @@ def sample_pairs(
         (EMERGENT_FILE, "emergent", n_items - n_items // 2),
         (CANCELED_FILE, "canceled", n_items // 2),
     ):
-        with files[name].open(newline="", encoding="utf-8") as handle:
-            rows = list(csv.DictReader(handle))
-        for position in sorted(rng.sample(range(len(rows)), count)):
-            item_id = f"{name.removesuffix('.csv')}:{position}"
-            pairs += _pairs_of_row(rows[position], item_id, property_type)
+        items = read_rated_items(files[name], property_type)
+        if count > len(items):
+            raise ConfigError(f"--n {n_pairs} asks for more items than {files[name]} holds.")
+        for position in sorted(rng.sample(range(len(items)), count)):
+            pairs += items[position]
     return pairs
 
 
@@ -189,6 +227,7 @@ def calibrate(
 ) -> CalibrationReport:
     settings.check_credentials()
     pairs = sample_pairs(n_pairs, seed, data_dir)
+    preflight_judge(settings)
     replies, usage, identity = rate_prompts(
         settings, [p.prompt for p in pairs], description="calibrating judge"
     )

@@ -44,7 +44,6 @@ from conceptcomb.ccpt.spreading import (
 from conceptcomb.ccpt.tasks import CcptTaskSpec
 from conceptcomb.common.inspect_metrics import total
 from conceptcomb.scorers.inspect_judge import InspectSessions
-from conceptcomb.scorers.judge_settings import JudgeSettings
 
 TRACE_KEY = "spreading_activation"
 
@@ -153,9 +152,8 @@ def sample_n(n: int) -> Solver:
     return solve
 
 
-def oracle_scorer(spec: CcptTaskSpec, settings: JudgeSettings) -> Scorer:
+def oracle_scorer(spec: CcptTaskSpec, sessions: InspectSessions) -> Scorer:
     """Judge each of the N replies; the Score holds the best values (``E_oracle`` ...)."""
-    sessions = InspectSessions(settings)
     scored_spec = base_spec(spec)
 
     @scorer(metrics=inspect_metrics(oracle_metric_infos(spec)), name="ccpt_oracle")

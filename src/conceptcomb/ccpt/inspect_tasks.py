@@ -32,7 +32,7 @@ from conceptcomb.ccpt.spreading import SaSettings, load_graph, offline_trace
 from conceptcomb.ccpt.tasks import TASK_VERSION, CcptTaskSpec, all_specs, method_specs
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.common.inspect_metrics import total
-from conceptcomb.scorers.inspect_judge import InspectSessions
+from conceptcomb.scorers.inspect_judge import InspectSessions, judge_preflight
 from conceptcomb.scorers.judge_settings import JudgeSettings
 
 
@@ -52,9 +52,13 @@ def _to_score(result: ItemScore, reply: str) -> Score:
     )
 
 
-def ccpt_scorer(spec: CcptTaskSpec, settings: JudgeSettings) -> Scorer:
+def judge_sessions(spec: CcptTaskSpec, settings: JudgeSettings) -> InspectSessions | None:
+    """The task's judge sessions; none for type prediction, which needs no judge."""
+    return InspectSessions(settings, spec.name) if spec.generative else None
+
+
+def ccpt_scorer(spec: CcptTaskSpec, sessions: InspectSessions | None) -> Scorer:
     """Parse the reply, ask the judge (grader role or our judge), compute the item metrics."""
-    sessions = InspectSessions(settings) if spec.generative else None
 
     @scorer(metrics=_metrics(spec), name="ccpt")
     def build() -> Scorer:
@@ -91,10 +95,12 @@ def ccpt_task(spec: CcptTaskSpec, data_dir: str | None = None, **judge_options: 
     if spec.generative and any(value is not None for value in judge_options.values()):
         settings.check_credentials()  # an explicit judge choice is checked up front
     items = load_items(spec, data_dir)
+    sessions = judge_sessions(spec, settings)
     return Task(
         dataset=MemoryDataset(samples(spec, items), name=spec.name),
+        setup=judge_preflight(sessions) if sessions else None,
         solver=generate(),
-        scorer=ccpt_scorer(spec, settings),
+        scorer=ccpt_scorer(spec, sessions),
         # Greedy decoding by default; override with --temperature etc.
         config=GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
         version=TASK_VERSION,
@@ -192,10 +198,12 @@ def method_task(
         "method": spec.method,
         "subset": spec.subset,
     }
+    sessions = InspectSessions(settings, spec.name)
     if spec.oracle:
         if oracle_n < 1:
             raise ConfigError("oracle_n must be at least 1 (the paper's N is 5).")
         return Task(
+            setup=judge_preflight(sessions),
             dataset=MemoryDataset(
                 [
                     sample.model_copy(update={"metadata": {**sample.metadata, "task": spec.name}})
@@ -204,7 +212,7 @@ def method_task(
                 name=spec.name,
             ),
             solver=sample_n(oracle_n),
-            scorer=oracle_scorer(spec, settings),
+            scorer=oracle_scorer(spec, sessions),
             # Appendix B.1: nucleus sampling with T = 0.7, p = 0.95.
             config=GenerateConfig(
                 temperature=ORACLE_TEMPERATURE, top_p=ORACLE_TOP_P, max_tokens=spec.max_tokens
@@ -217,8 +225,9 @@ def method_task(
     graph = load_graph(sa.graph, data_dir) if sa.use_graph and needs_model else None
     return Task(
         dataset=MemoryDataset(_sa_samples(spec, items, sa, data_dir), name=spec.name),
+        setup=judge_preflight(sessions),
         solver=spreading_activation(spec, sa, graph) if needs_model else generate(),
-        scorer=ccpt_scorer(spec, settings),
+        scorer=ccpt_scorer(spec, sessions),
         # Greedy by default, activation and filter calls included; override with --temperature.
         config=GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
         version=TASK_VERSION,

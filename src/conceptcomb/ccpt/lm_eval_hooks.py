@@ -18,7 +18,11 @@ from conceptcomb.ccpt.data import CcptItem, load_items
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
 from conceptcomb.ccpt.scoring import ItemScore, plan_item, score_replies
 from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
-from conceptcomb.common.lm_eval_support import current_judge_settings, resolve_judge_settings
+from conceptcomb.common.lm_eval_support import (
+    current_judge_settings,
+    report_judge_usage,
+    resolve_judge_settings,
+)
 
 log = logging.getLogger("conceptcomb")
 
@@ -56,9 +60,7 @@ class JudgeFilter(Filter):
         replies = [str(resp[0]) if resp else "" for resp in resps]
         settings = current_judge_settings()
         scores, usage = score_replies(spec, items, replies, settings)
-        if usage is not None:
-            # Printed, not only logged: the cost line belongs next to the results table.
-            print(f"[conceptcomb] {spec.name}: {usage.summary()}", flush=True)
+        report_judge_usage(spec.name, usage)
         return [score.to_json() for score in scores]
 
 

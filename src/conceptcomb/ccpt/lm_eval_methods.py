@@ -27,7 +27,11 @@ from conceptcomb.ccpt.scoring import plan_item, without_judge
 from conceptcomb.ccpt.spreading import SaSettings, load_graph, offline_trace
 from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
 from conceptcomb.common.errors import ConfigError
-from conceptcomb.common.lm_eval_support import current_judge_settings, resolve_judge_settings
+from conceptcomb.common.lm_eval_support import (
+    current_judge_settings,
+    report_judge_usage,
+    resolve_judge_settings,
+)
 
 
 def _doc(spec: CcptTaskSpec, item: CcptItem, prompt: str, **extra: Any) -> dict[str, Any]:
@@ -91,8 +95,7 @@ class OracleJudgeFilter(Filter):
         items = [CcptItem.from_doc(doc, origin=f"{spec.name} doc") for doc in docs]
         replies = [[str(reply) for reply in resp] for resp in resps]
         scores, usage = score_oracle_replies(spec, items, replies, current_judge_settings())
-        if usage is not None:
-            print(f"[conceptcomb] {spec.name}: {usage.summary()}", flush=True)
+        report_judge_usage(spec.name, usage)
         return [score.to_json() for score in scores]
 
 

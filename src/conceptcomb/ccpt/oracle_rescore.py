@@ -21,6 +21,7 @@ from conceptcomb.common.errors import ConfigError, DataFormatError
 from conceptcomb.common.predictions import read_json_lines
 from conceptcomb.common.results import MetricValue, ScoreReport
 from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.scorers.rating import preflight_judge
 
 Group = tuple[dict[str, Any], list[str], str]  # (doc, replies, origin)
 
@@ -102,7 +103,7 @@ def rescore_oracle(
     if named and named != task:
         raise ConfigError(f"{path} holds replies of {named}, not {task}.")
     items = [CcptItem.from_doc(doc, origin=origin) for doc, _, origin in groups]
-    settings.check_credentials()
+    preflight_judge(settings)  # before the first item: a judge that cannot work stops here
     scores, usage = score_oracle_replies(spec, items, [r for _, r, _ in groups], settings)
     if samples_output is not None:
         _write_samples(samples_output, scores)

@@ -14,6 +14,7 @@ from conceptcomb.common.errors import ConfigError
 from conceptcomb.common.predictions import read_predictions
 from conceptcomb.common.results import MetricValue, ScoreReport
 from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.scorers.rating import preflight_judge
 
 log = logging.getLogger("conceptcomb")
 
@@ -35,7 +36,7 @@ def rescore(
     items = [CcptItem.from_doc(p.doc, origin=p.origin) for p in predictions.items]
     replies = [p.response for p in predictions.items]
     if spec.generative:
-        settings.check_credentials()
+        preflight_judge(settings)  # before the first item: a judge that cannot work stops here
     scores, usage = score_replies(spec, items, replies, settings)
     aggregates = aggregate(spec, [score.metrics for score in scores])
     infos = {info.name: info for info in metric_infos(spec)}

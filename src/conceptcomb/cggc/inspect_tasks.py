@@ -31,7 +31,7 @@ from inspect_ai.model import (
     GenerateConfig,
 )
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
-from inspect_ai.solver import TaskState, generate
+from inspect_ai.solver import Solver, TaskState, generate
 
 from conceptcomb.cggc.data import CggcItem, load_dataset
 from conceptcomb.cggc.metrics import METRICS, Scored, corpus_metric, item_metrics, spice
@@ -60,6 +60,7 @@ from conceptcomb.cggc.verification import (
     verification_of,
 )
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.scorers.inspect_judge import judge_preflight
 from conceptcomb.scorers.inspect_verifier import InspectVerifierSessions
 from conceptcomb.scorers.judge_settings import JudgeSettings
 
@@ -129,10 +130,16 @@ def cggc_dataset(spec: CggcTaskSpec, options: TaskOptions) -> MemoryDataset:
     return MemoryDataset(samples, name=spec.name)
 
 
-def cggc_task(spec: CggcTaskSpec, options: TaskOptions, scorer: Scorer | None = None) -> Task:
+def cggc_task(
+    spec: CggcTaskSpec,
+    options: TaskOptions,
+    scorer: Scorer | None = None,
+    setup: Solver | None = None,
+) -> Task:
     style = spec.prompt_style
     return Task(
         dataset=cggc_dataset(spec, options),
+        setup=setup,
         solver=generate(),
         scorer=scorer or cggc_scorer(style, options.spice_jars),
         # Greedy, 20 new tokens (the authors' run-main.sh); override with --max-tokens etc.
@@ -251,10 +258,9 @@ def verifier_failures() -> Metric:
 
 
 def cggc_verified_scorer(
-    style: PromptStyle, spice_jars: str | None, settings: JudgeSettings
+    style: PromptStyle, spice_jars: str | None, sessions: InspectVerifierSessions
 ) -> Scorer:
     """The CGGC scorer plus the judge's per-edge verification of the sentence."""
-    sessions = InspectVerifierSessions(settings)
     metrics = [_table4_metric(info.name, spice_jars) for info in METRICS]
     metrics += [_verified_metric(info.name, spice_jars) for info in METRICS]
     metrics += [verified_share(), verifier_failures()]
@@ -283,8 +289,9 @@ def cggc_verified_scorer(
 
 
 def cggc_verified_task(spec: CggcTaskSpec, options: TaskOptions, settings: JudgeSettings) -> Task:
-    scorer = cggc_verified_scorer(spec.prompt_style, options.spice_jars, settings)
-    return cggc_task(spec, options, scorer)
+    sessions = InspectVerifierSessions(settings, spec.name)
+    scorer = cggc_verified_scorer(spec.prompt_style, options.spice_jars, sessions)
+    return cggc_task(spec, options, scorer, judge_preflight(sessions))
 
 
 def _define_verified(spec: CggcTaskSpec) -> Callable[..., Task]:

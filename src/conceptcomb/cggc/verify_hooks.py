@@ -20,7 +20,11 @@ from conceptcomb.cggc import lm_eval_hooks
 from conceptcomb.cggc.data import CggcItem
 from conceptcomb.cggc.prompts import clean_prediction, style_named
 from conceptcomb.cggc.verification import Verification, verify_predictions, with_verified
-from conceptcomb.common.lm_eval_support import current_judge_settings, resolve_judge_settings
+from conceptcomb.common.lm_eval_support import (
+    current_judge_settings,
+    report_judge_usage,
+    resolve_judge_settings,
+)
 
 
 def load_dataset(cggc_task: str, **metadata: Any) -> datasets.DatasetDict:
@@ -41,8 +45,7 @@ class VerifyFilter(Filter):
             for reply, doc in zip(replies, docs, strict=True)
         ]
         results, usage = verify_predictions(current_judge_settings(), items, predictions)
-        if usage is not None:
-            print(f"[conceptcomb] {docs[0].get('task')}: {usage.summary()}", flush=True)
+        report_judge_usage(str(docs[0].get("task")), usage)
         return [
             {"reply": reply, "verification": result.to_json()}
             for reply, result in zip(replies, results, strict=True)

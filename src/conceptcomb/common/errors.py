@@ -27,6 +27,11 @@ class ConfigError(ConceptcombError):
     """An option is missing or has a value we cannot use: the message names the option."""
 
 
+class JudgeError(ConceptcombError):
+    """The judge cannot be used (unreachable, refused key, unknown model) or failed on every
+    question: the message names the endpoint and model and says what to do."""
+
+
 class UnknownTaskError(ConfigError, KeyError):
     """A task name a benchmark does not have (a KeyError too: a lookup that failed)."""
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.scorers.rating import JudgeUsage, preflight_judge
 
 log = logging.getLogger("conceptcomb")
 
@@ -28,7 +29,8 @@ def predict_only_requested() -> bool:
 
 
 def resolve_judge_settings(metadata: Mapping[str, Any]) -> JudgeSettings:
-    """Judge settings from --metadata / environment, checked before any generation."""
+    """Judge settings from --metadata / environment, checked before any generation: the
+    key, then one small request to the judge (`preflight_judge`; once per process)."""
     global _judge_settings
     options = {k: v for k, v in metadata.items() if k in JudgeSettings.option_names()}
     if predict_only_requested() and "judge" not in options:
@@ -36,8 +38,21 @@ def resolve_judge_settings(metadata: Mapping[str, Any]) -> JudgeSettings:
         options["judge"] = "off"
     settings = JudgeSettings.resolve(options)
     settings.check_credentials()
+    preflight_judge(settings)
     _judge_settings = settings
     return settings
+
+
+def report_judge_usage(task: str, usage: JudgeUsage | None) -> None:
+    """After a task's judging: the usage line and, when questions failed, a loud warning
+    with their share and the last error. Printed, not only logged: lm-eval prints its
+    table after every filter has run, so both lines sit above it."""
+    if usage is None:
+        return
+    print(f"[conceptcomb] {task}: {usage.summary()}", flush=True)
+    warning = usage.failure_warning()
+    if warning:
+        print(f"[conceptcomb] {task}: {warning}", flush=True)
 
 
 def current_judge_settings() -> JudgeSettings:

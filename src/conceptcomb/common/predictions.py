@@ -53,8 +53,12 @@ def read_predictions(path: Path) -> Predictions:
 def read_json_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
     """(line number, object) of each non-blank line of a predictions/samples JSONL file."""
     rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise DataFormatError(f"{path}:{number}: not UTF-8 text ({err}).") from err
             if not line.strip():
                 continue
             try:

@@ -3,6 +3,11 @@
 With ``--model-role grader=openai/gpt-4o`` (or any Inspect model) the grader answers the
 relevance questions; otherwise the task's ``judge*`` options pick one of our judges. Either
 way ratings go through the same `RatingSession` (dedup, disk cache) as in lm-eval.
+
+Before a sample generates anything, the task's ``setup`` (`judge_preflight`) runs our
+judge's preflight once (Inspect's own grader models are left to Inspect); when the task
+ends, a task whose judge questions failed gets a warning line with their share and the
+last error, above the results (`JudgeFailureReport`).
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from inspect_ai.hooks import Hooks, TaskEnd, hooks
 from inspect_ai.model import GenerateConfig, Model, model_roles
+from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from conceptcomb.scorers.judge_cache import JudgeCache
 from conceptcomb.scorers.judge_settings import JudgeSettings
@@ -63,14 +70,22 @@ class InspectModelJudge(Judge):
 
 
 class InspectSessions:
-    """One `RatingSession` per event loop for a scorer, created on first use."""
+    """One `RatingSession` per event loop for a scorer, created on first use.
 
-    def __init__(self, settings: JudgeSettings) -> None:
+    ``task`` (the task's name) lets `JudgeFailureReport` find the sessions of a task that
+    ended.
+    """
+
+    def __init__(self, settings: JudgeSettings, task: str | None = None) -> None:
         self.settings = settings
+        self.task = task
         self._sessions: dict[int, RatingSession] = {}
         self._cache: JudgeCache | None = None
         self._judges: list[tuple[Judge, JudgeUsage]] = []
+        self._uses_grader = False
         atexit.register(self._report)
+        if task is not None:
+            _RUNNING.append(self)
 
     # The judge for the grader role, and for the task's judge* options (the verifier's
     # sessions swap both for their yes/no counterparts).
@@ -82,6 +97,7 @@ class InspectSessions:
         if isinstance(grader, list):
             grader = grader[0] if grader else None
         if grader is not None:
+            self._uses_grader = True
             return self.grader_judge(grader, self.settings)
         if not self.settings.enabled:
             return None
@@ -101,7 +117,54 @@ class InspectSessions:
             self._judges.append((judge, session.usage))
         return self._sessions[loop_id]
 
+    async def preflight(self) -> None:
+        """Our judge's preflight, once per event loop (`JudgeError` if it cannot work)."""
+        session = self.session()
+        if session is not None and not self._uses_grader:
+            await session.preflight()
+
+    def warn_failures(self) -> None:
+        """A warning line per judge whose questions failed (their share, the last error)."""
+        for _, usage in self._judges:
+            warning = usage.failure_warning()
+            if warning:
+                print(f"[conceptcomb] {self.task}: {warning}", file=sys.stderr, flush=True)
+
     def _report(self) -> None:
         for judge, usage in self._judges:
+            if not usage.questions:  # e.g. the preflight stopped the run
+                continue
             usage.http_requests = getattr(judge, "http_requests", None)
             print(f"[conceptcomb] {usage.summary()}", file=sys.stderr)
+
+
+# Sessions of tasks that have not ended yet, for `JudgeFailureReport`.
+_RUNNING: list[InspectSessions] = []
+
+
+@solver
+def judge_preflight(sessions: InspectSessions) -> Solver:
+    """A task's ``setup``: the judge's preflight before the sample generates anything; every
+    sample waits for the same single request, and all of them stop if it fails."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        await sessions.preflight()
+        return state
+
+    return solve
+
+
+@hooks(name="conceptcomb_judge_failures", description="Warns when judge questions failed.")
+class JudgeFailureReport(Hooks):
+    """At the end of a task (before Inspect shows its results): the warning line of
+    `InspectSessions.warn_failures` for that task's judge."""
+
+    def enabled(self) -> bool:
+        # Off while none of our judged tasks runs: Inspect then neither lists nor calls it.
+        return bool(_RUNNING)
+
+    async def on_task_end(self, data: TaskEnd) -> None:
+        name = data.log.eval.task.rsplit("/", 1)[-1]
+        for sessions in [s for s in _RUNNING if s.task == name]:
+            _RUNNING.remove(sessions)
+            sessions.warn_failures()

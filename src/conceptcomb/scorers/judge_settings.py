@@ -31,6 +31,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
+from urllib.parse import urlsplit
 
 from conceptcomb.common.errors import ConfigError
 
@@ -38,6 +39,7 @@ JUDGE_KINDS = ("openai", "local", "off")
 PAPER_JUDGE_MODEL = "gpt-4o"
 _ENV_PREFIX = "CONCEPTCOMB_"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_CREDENTIALS = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/?#]*@")
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ class JudgeSettings:
             raise ConfigError("judge_concurrency must be at least 1.")
         if min(self.judge_max_retries, self.judge_format_retries) < 0:
             raise ConfigError("judge_max_retries and judge_format_retries cannot be negative.")
+        if self.judge == "openai" and self.judge_base_url:
+            check_base_url(self.judge_base_url, "judge_base_url")
 
     def check_credentials(self) -> None:
         """Fail before any generation if the judge cannot be reached for lack of a key."""
@@ -113,6 +117,32 @@ class JudgeSettings:
     @property
     def enabled(self) -> bool:
         return self.judge != "off"
+
+
+def check_base_url(url: str, origin: str) -> None:
+    """An endpoint URL must be http(s)://host[:port]/path and carry no credentials."""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as err:
+        raise ConfigError(f"{origin}={_shown(url)!r} is not a URL ({err}).") from err
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        example = f"http://{_shown(url)}" if "://" not in url else "http://localhost:8000/v1"
+        raise ConfigError(
+            f"{origin}={_shown(url)!r} is not an http:// or https:// URL with a host: write "
+            f"it as {example}."
+        )
+    if parts.username is not None or parts.password is not None:
+        raise ConfigError(
+            f"{origin}={_shown(url)!r} holds a user name or password, which we do not "
+            "send: remove them from the URL and put the key in an environment variable whose "
+            "NAME you pass as judge_api_key_env (sent as a Bearer token)."
+        )
+
+
+def _shown(url: str) -> str:
+    """The URL for an error message: any user:password@ masked, with or without a scheme."""
+    return _CREDENTIALS.sub(lambda m: (m.group(1) or "") + "***@", url)
 
 
 def _coerce(name: str, annotation: Any, raw: Any) -> Any:

@@ -3,8 +3,13 @@
 * `OpenAIJudge`: any OpenAI-compatible chat endpoint (OpenAI, vLLM, ...) through the
   ``openai`` package, temperature 0, the prompt as a single user message, as the authors'
   script does. Transport faults (timeouts, 429 with Retry-After, 5xx) are retried by the
-  client with backoff; a malformed answer is asked again up to ``judge_format_retries``
-  times; what still fails comes back as a failure, never as a rating.
+  client with backoff, and an HTTP 200 whose body is no chat completion (bad JSON, no
+  ``choices``, empty content, not UTF-8) is retried the same way; an answer without a
+  rating is asked again up to ``judge_format_retries`` times; what still fails comes back
+  as a failure, never as a rating. A refused key (401/403) or an unknown model (404) is
+  never retried: the judge answers every later question with that failure, unasked.
+  `OpenAIJudge.preflight` sends one small request before a run and raises `JudgeError`
+  when the judge cannot work (unreachable, refused key, unknown model).
 * `LocalJudge`: offline, a transformers causal LM; the rating is the expectation of 1..10
   under the next-token distribution after ``{"relevance": `` (no sampling, no parsing).
   On the packaged SmolLM2-135M it only proves the pipeline runs: its ratings do not agree
@@ -14,8 +19,11 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import importlib.util
 import os
+import random
+import socket
 import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -23,12 +31,14 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from conceptcomb.common.errors import ConfigError
-from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.common.errors import ConfigError, JudgeError
+from conceptcomb.scorers.judge_settings import JudgeSettings, check_base_url
 from conceptcomb.scorers.relevance import MAX_RATING, MIN_RATING, parse_relevance
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+# The preflight's question: any chat model answers it in a token or two.
+PREFLIGHT_PROMPT = "This is a connection check. Reply with the single word OK."
 
 
 @dataclass
@@ -56,6 +66,9 @@ class Judge(ABC):
     @abstractmethod
     async def ask(self, prompt: str) -> JudgeReply: ...
 
+    async def preflight(self) -> None:  # noqa: B027 - optional hook
+        """Raise `JudgeError` if the judge cannot work; judges with nothing to check pass."""
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release clients; judges without resources need not override it."""
 
@@ -71,6 +84,10 @@ def record_relevance(reply: JudgeReply, text: str) -> bool:
     return True
 
 
+class MalformedResponse(Exception):
+    """An HTTP 200 whose body is no chat completion with text in it."""
+
+
 class OpenAIJudge(Judge):
     # How an answer is read; the yes/no verifier swaps it for its own.
     record = staticmethod(record_relevance)
@@ -81,12 +98,21 @@ class OpenAIJudge(Judge):
         self.settings = settings
         self.model = settings.model_name
         base_url = settings.judge_base_url or os.environ.get("OPENAI_BASE_URL")
+        if base_url:
+            check_base_url(
+                base_url, "judge_base_url" if settings.judge_base_url else "OPENAI_BASE_URL"
+            )
         # A self-hosted endpoint usually needs no key; OpenAI's does (checked up front).
         api_key = os.environ.get(settings.judge_api_key_env) or "EMPTY"
+        # Only to scrub it from error messages an endpoint might echo.
+        self._secret = api_key if api_key != "EMPTY" else None
+        self.endpoint = redact_url(base_url or DEFAULT_OPENAI_BASE_URL)
         self.identity = (
-            f"openai-chat|{redact_url(base_url or DEFAULT_OPENAI_BASE_URL)}|{self.model}"
+            f"openai-chat|{self.endpoint}|{self.model}"
             f"|temperature=0|max_tokens={settings.judge_max_tokens}"
         )
+        # Why no question can succeed (refused key, unknown model), once the endpoint said so.
+        self.unusable: str | None = None
         # Counts every HTTP request, the client's own retries included.
         self.http_requests = 0
 
@@ -101,33 +127,122 @@ class OpenAIJudge(Judge):
             http_client=_http_client(openai, {"request": [count]}),
         )
         self._api_error = openai.APIError
+        self._connection_error = openai.APIConnectionError
 
-    async def ask(self, prompt: str) -> JudgeReply:
-        reply = JudgeReply(rating=None)
-        body = {
+    def _body(self, prompt: str) -> dict[str, Any]:
+        return {
             "model": self.model,
             "messages": [{"role": "user", "content": prompt}],
             "temperature": 0.0,
             "max_tokens": self.settings.judge_max_tokens,
         }
+
+    async def ask(self, prompt: str) -> JudgeReply:
+        reply = JudgeReply(rating=None)
         for _ in range(1 + self.settings.judge_format_retries):
+            if self.unusable:
+                reply.error = self.unusable
+                return reply
+            try:
+                text = await self._complete(prompt, reply)
+            except self._api_error as err:
+                reply.error = self._describe(err)
+                if _status(err) in UNUSABLE_STATUSES:  # never retried, never asked again
+                    self.unusable = reply.error = self._unusable_message(err)
+                return reply
+            except MalformedResponse as err:
+                reply.error = self._scrub(f"malformed response body: {err}")
+                return reply
+            if self.record(reply, text):
+                return reply
+        return reply
+
+    async def _complete(self, prompt: str, reply: JudgeReply, retries: int | None = None) -> str:
+        """The text of one chat completion; a body that is none is retried like a 5xx.
+
+        Raises the client's APIError (after its own retries) or `MalformedResponse`.
+        ``retries`` overrides the client's retries (the preflight's first try has none).
+        """
+        options: Any = {} if retries is None else {"max_retries": retries}
+        reply.requests += 1
+        attempt = 0
+        while True:
             try:
                 # The SDK's documented raw route: same retries and Retry-After handling as
                 # chat.completions.create, without per-request model (de)serialisation, which
                 # costs more CPU than the request itself at hundreds of requests per second.
-                data = await self._client.post("/chat/completions", body=body, cast_to=object)
-            except self._api_error as err:
-                reply.requests += 1
-                cause = f" ({err.__cause__})" if err.__cause__ else ""
-                reply.error = f"{type(err).__name__}: {shorten(str(err) + cause)}"
-                return reply
-            reply.requests += 1
-            text, prompt_tokens, completion_tokens = _completion_parts(data)
+                data = await self._client.post(
+                    "/chat/completions", body=self._body(prompt), cast_to=object, options=options
+                )
+                text, prompt_tokens, completion_tokens = _completion_parts(data)
+            # JSONDecodeError and UnicodeDecodeError are ValueErrors, raised by the SDK.
+            except (ValueError, MalformedResponse) as err:
+                if attempt >= self.settings.judge_max_retries:
+                    raise MalformedResponse(f"{type(err).__name__}: {shorten(str(err))}") from None
+                await asyncio.sleep(_backoff(attempt))
+                attempt += 1
+                continue
             reply.input_tokens += prompt_tokens
             reply.output_tokens += completion_tokens
-            if self.record(reply, text):
-                return reply
-        return reply
+            return text
+
+    async def preflight(self) -> None:
+        """One minimal request before the run: `JudgeError` at once when the endpoint cannot
+        be reached, refuses the key, does not know the model or refuses the request; a
+        transient fault is retried as during the run."""
+        reply = JudgeReply(rating=None)
+        counted = self.http_requests
+        try:
+            try:
+                # No client retries: a refused port or unknown host fails now, not in 15 s.
+                await self._complete(PREFLIGHT_PROMPT, reply, retries=0)
+            except (self._api_error, MalformedResponse) as err:
+                if not _transient(err):
+                    raise
+                await self._complete(PREFLIGHT_PROMPT, reply)
+        except (self._api_error, MalformedResponse) as err:
+            raise JudgeError(self._unusable_message(err)) from None
+        finally:
+            # The check is no judge question: it runs alone, and stays out of the usage.
+            self.http_requests = counted
+
+    def _unusable_message(self, err: Exception) -> str:
+        """One line: the endpoint, the model, what went wrong and what to do."""
+        status = _status(err)
+        where = f"The judge at {self.endpoint} (model {self.model})"
+        key = f"${self.settings.judge_api_key_env}"
+        if status in (401, 403):
+            what = "refused the API key"
+            fix = f"check the key in {key} (judge_api_key_env names the variable holding it)"
+        elif status == 404:
+            what = "does not know the model or the route"
+            fix = "check judge_model and that judge_base_url ends in /v1"
+        elif unreachable := _unreachable(err):
+            what = "cannot be reached"
+            fix = "check judge_base_url and that the server is running"
+            err = unreachable  # the refusal itself says more than the client's wrapper
+        elif not _transient(err):
+            what = "refused the request"
+            fix = "check judge_model and judge_max_tokens"
+        else:
+            what = "did not answer usably"
+            fix = "try again later, or raise judge_timeout / judge_max_retries"
+        detail = (
+            self._describe(err)
+            if isinstance(err, self._api_error)
+            else f"{type(err).__name__}: {shorten(str(err))}"
+        )
+        return self._scrub(f"{where} {what} ({detail}): {fix}; judge=off runs without a judge.")
+
+    def _describe(self, err: Exception) -> str:
+        cause = ""
+        if isinstance(err, self._connection_error) and err.__cause__:
+            cause = f" ({err.__cause__})"
+        return self._scrub(f"{type(err).__name__}: {shorten(str(err) + cause)}")
+
+    def _scrub(self, text: str) -> str:
+        """An endpoint may echo the key in an error: never pass it on."""
+        return text.replace(self._secret, "***") if self._secret else text
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -143,18 +258,60 @@ def _http_client(openai: Any, event_hooks: dict[str, list[Any]]) -> Any:
     return openai.DefaultAsyncHttpxClient(event_hooks=event_hooks)
 
 
+# Statuses no retry can fix: a refused key, an unknown model (or a wrong route).
+UNUSABLE_STATUSES = (401, 403, 404)
+_UNREACHABLE_ERRNOS = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH}
+
+
+def _status(err: BaseException) -> int | None:
+    status = getattr(err, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def _unreachable(err: BaseException) -> OSError | None:
+    """The refused connection or unknown host behind a connection error, if that is what it
+    is (a timeout or a dropped connection is not: those are transient)."""
+    cause: BaseException | None = err
+    while cause is not None:
+        if isinstance(cause, socket.gaierror) or (
+            isinstance(cause, OSError) and cause.errno in _UNREACHABLE_ERRNOS
+        ):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
+
+
+def _transient(err: BaseException) -> bool:
+    """What a retry may fix: timeouts, dropped connections, 408/409/429 and 5xx."""
+    status = _status(err)
+    if status is None:
+        return _unreachable(err) is None
+    return status in (408, 409, 429) or status >= 500
+
+
+def _backoff(attempt: int) -> float:
+    """The openai client's own schedule: 0.5 s doubling up to 8 s, minus up to 25% jitter."""
+    return min(0.5 * 2.0**attempt, 8.0) * (1 - 0.25 * random.random())
+
+
 def _completion_parts(data: Any) -> tuple[str, int, int]:
-    """(text, prompt tokens, completion tokens) of a chat completion JSON body."""
-    if not isinstance(data, dict):
-        return str(data), 0, 0
-    choices = data.get("choices") or [{}]
-    message = choices[0].get("message") or {}
-    usage = data.get("usage") or {}
-    return (
-        str(message.get("content") or ""),
-        int(usage.get("prompt_tokens") or 0),
-        int(usage.get("completion_tokens") or 0),
-    )
+    """(text, prompt tokens, completion tokens) of a chat completion JSON body.
+
+    Raises `MalformedResponse` when the body has no choice with text content.
+    """
+    try:
+        message = data["choices"][0]["message"]
+        text = message["content"]
+    except (TypeError, KeyError, IndexError):
+        raise MalformedResponse(f"no choices[0].message.content in {shorten(repr(data))}") from None
+    if not isinstance(text, str) or not text.strip():
+        raise MalformedResponse(f"empty content in {shorten(repr(data))}")
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    return text, _int(usage.get("prompt_tokens")), _int(usage.get("completion_tokens"))
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
 
 
 def packaged_smollm2_gguf() -> Path:

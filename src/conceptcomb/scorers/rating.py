@@ -36,6 +36,7 @@ class JudgeUsage:
     failures: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    last_error: str | None = None  # why the latest failed question failed
 
     def add(self, reply: JudgeReply) -> None:
         self.requests += reply.requests
@@ -43,6 +44,27 @@ class JudgeUsage:
         self.output_tokens += reply.output_tokens
         if not reply.ok:
             self.failures += 1
+            self.last_error = reply.error
+
+    @property
+    def all_failed(self) -> bool:
+        """Every question failed: nothing the judge should have rated was rated."""
+        return self.questions > 0 and self.failures >= self.questions
+
+    def failure_warning(self) -> str | None:
+        """One loud line when questions failed (their share and the last error), else None."""
+        if not self.failures:
+            return None
+        share = f"{self.failures} of {self.questions} judge questions failed"
+        if self.all_failed:
+            return (
+                f"WARNING: every judge question failed ({share}, 100%): no judged metric could "
+                f"be computed; last error: {self.last_error}"
+            )
+        return (
+            f"WARNING: {share} ({self.failures / self.questions:.1%}); their items are left "
+            f"out of the means and counted in the failure counts; last error: {self.last_error}"
+        )
 
     def summary(self) -> str:
         tokens = (
@@ -72,6 +94,7 @@ class JudgeUsage:
             "failures": self.failures,
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
+            "last_error": self.last_error,
         }
 
 
@@ -92,6 +115,13 @@ class RatingSession:
         self._semaphore = asyncio.Semaphore(concurrency)
         self._answers: dict[str, asyncio.Future[JudgeReply]] = {}
         self._prefetched: dict[str, JudgeReply] = {}
+        self._preflight: asyncio.Future[None] | None = None
+
+    async def preflight(self) -> None:
+        """The judge's preflight, once per session however many callers wait for it."""
+        if self._preflight is None:
+            self._preflight = asyncio.ensure_future(self.judge.preflight())
+        await asyncio.shield(self._preflight)
 
     async def rate(self, prompt: str) -> JudgeReply:
         pending = self._answers.get(prompt)
@@ -148,8 +178,8 @@ class RatingSession:
             await asyncio.to_thread(
                 self.cache.put, self.judge.identity, prompt, reply.rating, reply.reply
             )
-        if not reply.ok:
-            log.warning("judge failed on a prompt after retries: %s", reply.error)
+        if not reply.ok:  # reported once per run, with the share: `JudgeUsage.failure_warning`
+            log.debug("judge failed on a prompt after retries: %s", reply.error)
         return reply
 
 
@@ -179,6 +209,30 @@ def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
     if "error" in result:
         raise result["error"]
     return result["value"]
+
+
+# Judges that passed their preflight in this process (lm-eval builds several tasks).
+_CHECKED: set[str] = set()
+
+
+def preflight_judge(settings: JudgeSettings) -> None:
+    """Before any generation or the first item: one small request to the configured judge,
+    `JudgeError` (one line: endpoint, model, fix) when it cannot work. ``judge=off`` and
+    ``judge=local`` have nothing to check."""
+    if settings.judge != "openai":
+        return
+    settings.check_credentials()
+
+    async def go() -> str:
+        judge = build_judge(settings)
+        try:
+            if judge.identity not in _CHECKED:
+                await judge.preflight()
+            return judge.identity
+        finally:
+            await judge.aclose()
+
+    _CHECKED.add(run_coroutine(go()))
 
 
 def rate_prompts(

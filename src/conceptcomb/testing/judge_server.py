@@ -4,9 +4,15 @@ It answers ``POST /v1/chat/completions`` for the CCPT relevance prompt with a ra
 is a deterministic function of the (concept, property) pair, so scores are reproducible
 and independent of request order; or, given a table of ratings, it replays those (the CCPT
 files record GPT-4o's ratings of their own items, so tests can replay the paper's judge).
-It can add latency and inject faults (429 with Retry-After, 500, a stalled response, or a
-malformed answer) to exercise the client's retries. It is a real HTTP server (asyncio,
-keep-alive): everything between our client and a real endpoint runs.
+It can add latency and inject faults (429 with Retry-After, 500, a stalled response, a
+malformed answer, an HTTP 200 whose body is broken: truncated or invalid JSON, no
+``choices``, empty content, bytes that are not UTF-8) to exercise the client's retries, and
+behave like a misconfigured endpoint: a key it refuses (401) or a model it does not serve
+(404 ``model_not_found``). It is a real HTTP server (asyncio, keep-alive): everything
+between our client and a real endpoint runs.
+
+``stats.requests`` counts judge questions (every attempt); the judge's preflight request
+(`conceptcomb.scorers.judges.PREFLIGHT_PROMPT`) is counted apart in ``stats.checks``.
 
 It also answers the yes/no relation-verification prompt (`conceptcomb.scorers.verification`):
 ``{"answer": "yes"}`` when the sentence contains both the head and the tail (case
@@ -27,6 +33,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any
+
+from conceptcomb.scorers.judges import PREFLIGHT_PROMPT
 
 _PAIR = re.compile(r"Concept: (?P<concept>.*)\nProperty: (?P<prop>.*)\nRelevance:\s*$")
 _TRIPLE = re.compile(
@@ -56,19 +64,43 @@ class Faults:
     stall_seconds: float = 5.0
     garbage_pairs: frozenset[str] = frozenset()  # concepts always answered with garbage
     retry_after: float = 0.05
+    bad_body: float = 0.0  # answered HTTP 200 with a broken body (bad_body_kind)
+    bad_body_kind: str = "truncated"  # one of BAD_BODIES
+    bad_body_pairs: frozenset[str] = frozenset()  # concepts whose every answer is broken
+
+
+# HTTP 200 bodies that are not a usable chat completion (what proxies and overloaded
+# servers really send): name -> the body, made from a good completion's JSON text.
+BAD_BODIES = {
+    "truncated": lambda good: good[: len(good) // 2],
+    "not_json": lambda good: b"<html><body>502 Bad Gateway</body></html>",
+    "not_object": lambda good: b'["not", "a", "completion"]',
+    "no_choices": lambda good: b'{"id": "chatcmpl-loopback", "object": "chat.completion"}',
+    "bad_choices": lambda good: b'{"choices": "none"}',
+    "empty_content": lambda good: json.dumps(
+        {"choices": [{"index": 0, "message": {"role": "assistant", "content": ""}}]}
+    ).encode(),
+    "non_utf8": lambda good: b'{"choices": [{"message": {"content": "\xff\xfe\xfa"}}]}',
+}
 
 
 @dataclass
 class ServerStats:
-    requests: int = 0
+    requests: int = 0  # judge questions, every attempt
+    checks: int = 0  # preflight requests
+    refused: int = 0  # answered 401 (bad key) or 404 (unknown model)
     answered: int = 0
     faults: int = 0
     attempts: dict[str, int] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def count(self, prompt: str) -> int:
+    def count(self, prompt: str, question: bool = True) -> int:
+        """Count one request for ``prompt``; its attempt number (0 for the first)."""
         with self.lock:
-            self.requests += 1
+            if question:
+                self.requests += 1
+            else:
+                self.checks += 1
             attempt = self.attempts.get(prompt, 0)
             self.attempts[prompt] = attempt + 1
             return attempt
@@ -79,12 +111,14 @@ def _fraction(prompt: str, salt: str) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
-_REASONS = {200: "OK", 404: "Not Found", 429: "Too Many Requests", 500: "Internal Server Error",
-            504: "Gateway Timeout"}  # fmt: skip
+_REASONS = {200: "OK", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests",
+            500: "Internal Server Error", 504: "Gateway Timeout"}  # fmt: skip
 
 
-def _response(status: int, body: dict[str, Any], headers: dict[str, str] | None = None) -> bytes:
-    payload = json.dumps(body).encode()
+def _response(
+    status: int, body: dict[str, Any] | bytes, headers: dict[str, str] | None = None
+) -> bytes:
+    payload = body if isinstance(body, bytes) else json.dumps(body).encode()
     lines = [
         f"HTTP/1.1 {status} {_REASONS.get(status, 'Error')}",
         "Content-Type: application/json",
@@ -137,6 +171,8 @@ class LoopbackServer:
         faults: Faults | None = None,
         ratings: dict[tuple[str, str], int] | None = None,
         verdicts: dict[tuple[str, str, str, str], bool] | None = None,
+        api_key: str | None = None,
+        models: frozenset[str] | None = None,
     ):
         self.port = port
         self.latency = latency
@@ -144,6 +180,8 @@ class LoopbackServer:
         self.ratings = ratings or {}  # (concept, property), lower-cased -> rating
         # (sentence, head, relation, tail), lower-cased -> verdict
         self.verdicts = verdicts or {}
+        self.api_key = api_key  # when set, other keys are answered 401, as OpenAI does
+        self.models = models  # when set, other models are answered 404 model_not_found
         self.stats = ServerStats()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -217,7 +255,7 @@ class LoopbackServer:
                 method, path, headers = _parse_head(head)
                 length = int(headers.get("content-length", "0"))
                 body = await reader.readexactly(length) if length else b""
-                writer.write(await self._route(method, path, body))
+                writer.write(await self._route(method, path, body, headers))
                 await writer.drain()
                 if headers.get("connection", "").lower() == "close":
                     break
@@ -229,10 +267,18 @@ class LoopbackServer:
             writer.close()
             self._handlers.discard(task)  # type: ignore[arg-type]
 
-    async def _route(self, method: str, path: str, body: bytes) -> bytes:
+    async def _route(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> bytes:
         path = path.rstrip("/")
+        sent = headers.get("authorization", "").removeprefix("Bearer ")
+        if self.api_key is not None and sent != self.api_key:
+            with self.stats.lock:
+                self.stats.refused += 1
+            # Echoes the key, as some proxies do: a client must not pass it on.
+            message = f"Incorrect API key provided: {sent}."
+            return _response(401, _error(message, "invalid_api_key"))
         if method == "GET" and path.endswith("/models"):
-            return _response(200, {"object": "list", "data": [{"id": "loopback"}]})
+            served = sorted(self.models) if self.models is not None else ["loopback"]
+            return _response(200, {"object": "list", "data": [{"id": m} for m in served]})
         if method == "GET" and path.endswith("/stats"):
             stats = self.stats
             return _response(200, {"requests": stats.requests, "answered": stats.answered})
@@ -241,14 +287,23 @@ class LoopbackServer:
         return _response(404, {"error": {"message": "not found"}})
 
     async def _complete(self, request: dict[str, Any]) -> bytes:
+        model = str(request.get("model", "loopback"))
+        if self.models is not None and model not in self.models:
+            with self.stats.lock:
+                self.stats.refused += 1
+            message = f"The model `{model}` does not exist or you do not have access to it."
+            return _response(404, _error(message, "model_not_found"))
         prompt = _prompt_of(request)
-        attempt = self.stats.count(prompt)
+        preflight = prompt == PREFLIGHT_PROMPT
+        attempt = self.stats.count(prompt, question=not preflight)
         if self.latency:
             await asyncio.sleep(self.latency)
         if attempt == 0:
             fault = await self._fault(prompt)
             if fault is not None:
                 return fault
+        if preflight:
+            return _response(200, _completion(model, prompt, "OK"))
         match = _PAIR.search(prompt)
         triple = _TRIPLE.search(prompt) if match is None else None
         if triple is not None:
@@ -258,18 +313,22 @@ class LoopbackServer:
             text = json.dumps({"answer": "yes" if verdict else "no"})
         elif match is None:
             text = "I can only rate concept/property prompts."
+        elif match["concept"].strip().lower() in self.faults.bad_body_pairs:
+            with self.stats.lock:
+                self.stats.faults += 1
+            return self._bad_body(model, prompt)
         elif match["concept"].strip().lower() in self.faults.garbage_pairs:
             text = "The relevance is high, I think."
         else:
             text = json.dumps({"relevance": self.rating(match["concept"], match["prop"])})
         with self.stats.lock:
             self.stats.answered += 1
-        return _response(200, _completion(request.get("model", "loopback"), prompt, text))
+        return _response(200, _completion(model, prompt, text))
 
     async def _fault(self, prompt: str) -> bytes | None:
         faults = self.faults
         draw = _fraction(prompt, "fault")
-        edges = (faults.rate_limited, faults.server_error, faults.stalled)
+        edges = (faults.rate_limited, faults.server_error, faults.stalled, faults.bad_body)
         if draw >= sum(edges):
             return None
         with self.stats.lock:
@@ -279,8 +338,19 @@ class LoopbackServer:
             return _response(429, {"error": {"message": "rate limited"}}, headers)
         if draw < edges[0] + edges[1]:
             return _response(500, {"error": {"message": "internal error"}})
-        await asyncio.sleep(faults.stall_seconds)
-        return _response(504, {"error": {"message": "stalled"}})
+        if draw < edges[0] + edges[1] + edges[2]:
+            await asyncio.sleep(faults.stall_seconds)
+            return _response(504, {"error": {"message": "stalled"}})
+        return self._bad_body("loopback", prompt)
+
+    def _bad_body(self, model: str, prompt: str) -> bytes:
+        """HTTP 200, ``Content-Type: application/json``, and a body no client can use."""
+        good = json.dumps(_completion(model, prompt, '{"relevance": 5}')).encode()
+        return _response(200, BAD_BODIES[self.faults.bad_body_kind](good))
+
+
+def _error(message: str, code: str) -> dict[str, Any]:
+    return {"error": {"message": message, "type": "invalid_request_error", "code": code}}
 
 
 def _parse_head(head: bytes) -> tuple[str, str, dict[str, str]]:
@@ -302,10 +372,23 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--server-error", type=float, default=0.0, help="share answered 500")
     parser.add_argument("--stalled", type=float, default=0.0, help="share held --stall-seconds")
     parser.add_argument("--stall-seconds", type=float, default=5.0)
+    parser.add_argument("--bad-body", type=float, default=0.0, help="share answered 200 + junk")
+    parser.add_argument("--bad-body-kind", default="truncated", choices=sorted(BAD_BODIES))
+    parser.add_argument("--api-key", help="refuse (401) requests without this Bearer key")
+    parser.add_argument("--models", nargs="+", help="serve only these models (else 404)")
     args = parser.parse_args(argv)
-    faults = Faults(args.rate_limited, args.server_error, args.stalled, args.stall_seconds)
+    faults = Faults(
+        args.rate_limited,
+        args.server_error,
+        args.stalled,
+        args.stall_seconds,
+        bad_body=args.bad_body,
+        bad_body_kind=args.bad_body_kind,
+    )
+    models = frozenset(args.models) if args.models else None
+    server = LoopbackServer(args.port, args.latency, faults, api_key=args.api_key, models=models)
     with contextlib.suppress(KeyboardInterrupt):
-        LoopbackServer(args.port, args.latency, faults).serve_forever()
+        server.serve_forever()
 
 
 if __name__ == "__main__":
