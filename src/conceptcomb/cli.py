@@ -128,6 +128,12 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--judge-format-retries", type=int, help="re-asks of malformed answers (3)")
     group.add_argument("--judge-timeout", type=float, help="seconds per request (60)")
     group.add_argument("--judge-cache", help="cache file, or 'off'")
+    group.add_argument(
+        "--judge-response-format",
+        choices=["text", "json_schema", "json_object"],
+        help="text (the paper's); json_schema (OpenAI, vLLM) or json_object (llama.cpp) "
+        "constrain the answer to the JSON the prompt asks for",
+    )
 
 
 def judge_settings(args: argparse.Namespace) -> JudgeSettings:

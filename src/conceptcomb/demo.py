@@ -110,7 +110,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         with LlamaServer() as server:
             commands.append(shlex.join(server.command[1:]).replace("-m ", "python -m ", 1))
-            judge = {"judge_base_url": server.base_url, "judge_model": SERVED_NAME}
+            # A 135M model rarely writes the asked JSON on its own: the server constrains it.
+            judge = {
+                "judge_base_url": server.base_url,
+                "judge_model": SERVED_NAME,
+                "judge_response_format": "json_object",
+            }
             command = lm_eval_command(
                 server.lm_eval_model_args(), tasks, args, _metadata(args, judge), out
             )

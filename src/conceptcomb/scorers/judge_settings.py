@@ -17,6 +17,10 @@ option                    environment variable                 meaning
 ``judge_format_retries``  ``CONCEPTCOMB_JUDGE_FORMAT_RETRIES`` re-asks of a malformed answer (3)
 ``judge_timeout``         ``CONCEPTCOMB_JUDGE_TIMEOUT``        seconds per request (60)
 ``judge_cache``           ``CONCEPTCOMB_JUDGE_CACHE``          cache file, or ``off``
+``judge_response_format`` ``CONCEPTCOMB_JUDGE_RESPONSE_FORMAT`` ``text`` (default, the paper's),
+                                                               ``json_schema`` or
+                                                               ``json_object``: constrain the
+                                                               answer to the asked format
 ========================  ===================================  =============================
 
 In lm-eval pass them with ``--metadata '{"judge": "local"}'``; in Inspect with
@@ -36,6 +40,10 @@ from urllib.parse import urlsplit
 from conceptcomb.common.errors import ConfigError
 
 JUDGE_KINDS = ("openai", "local", "off")
+# How an OpenAI-compatible judge is asked to shape its answer: free text (the papers' way),
+# or constrained to the JSON the prompt asks for, in OpenAI's structured-output dialect
+# (OpenAI, vLLM, SGLang) or in the json_object-with-schema dialect (llama.cpp's server).
+RESPONSE_FORMATS = ("text", "json_schema", "json_object")
 PAPER_JUDGE_MODEL = "gpt-4o"
 _ENV_PREFIX = "CONCEPTCOMB_"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -54,6 +62,7 @@ class JudgeSettings:
     judge_timeout: float = 60.0
     judge_max_tokens: int = 1024
     judge_cache: str | None = None
+    judge_response_format: str = "text"
 
     @classmethod
     def option_names(cls) -> tuple[str, ...]:
@@ -86,6 +95,11 @@ class JudgeSettings:
             raise ConfigError(
                 "judge_api_key_env must be the NAME of an environment variable that holds the "
                 "key (for example OPENAI_API_KEY), not the key itself."
+            )
+        if self.judge_response_format not in RESPONSE_FORMATS:
+            raise ConfigError(
+                f"judge_response_format={self.judge_response_format!r}: use one of "
+                f"{', '.join(RESPONSE_FORMATS)}."
             )
         if self.judge_concurrency < 1:
             raise ConfigError("judge_concurrency must be at least 1.")

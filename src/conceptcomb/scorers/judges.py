@@ -88,9 +88,30 @@ class MalformedResponse(Exception):
     """An HTTP 200 whose body is no chat completion with text in it."""
 
 
+RELEVANCE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"relevance": {"type": "integer", "enum": list(range(1, 11))}},
+    "required": ["relevance"],
+    "additionalProperties": False,
+}
+
+
+def response_format(kind: str, name: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The request's ``response_format`` for ``judge_response_format`` (None: free text)."""
+    if kind == "json_schema":
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": name, "schema": schema, "strict": True},
+        }
+    if kind == "json_object":
+        return {"type": "json_object", "schema": schema}
+    return None
+
+
 class OpenAIJudge(Judge):
-    # How an answer is read; the yes/no verifier swaps it for its own.
+    # How an answer is read and the JSON it must have; the yes/no verifier swaps both.
     record = staticmethod(record_relevance)
+    answer_name, answer_schema = "relevance", RELEVANCE_SCHEMA
 
     def __init__(self, settings: JudgeSettings) -> None:
         import openai
@@ -111,6 +132,8 @@ class OpenAIJudge(Judge):
             f"openai-chat|{self.endpoint}|{self.model}"
             f"|temperature=0|max_tokens={settings.judge_max_tokens}"
         )
+        if settings.judge_response_format != "text":  # it can change the ratings
+            self.identity += f"|response_format={settings.judge_response_format}"
         # Why no question can succeed (refused key, unknown model), once the endpoint said so.
         self.unusable: str | None = None
         # Counts every HTTP request, the client's own retries included.
@@ -130,12 +153,16 @@ class OpenAIJudge(Judge):
         self._connection_error = openai.APIConnectionError
 
     def _body(self, prompt: str) -> dict[str, Any]:
-        return {
+        body = {
             "model": self.model,
             "messages": [{"role": "user", "content": prompt}],
             "temperature": 0.0,
             "max_tokens": self.settings.judge_max_tokens,
         }
+        shape = response_format(
+            self.settings.judge_response_format, self.answer_name, self.answer_schema
+        )
+        return body if shape is None else {**body, "response_format": shape}
 
     async def ask(self, prompt: str) -> JudgeReply:
         reply = JudgeReply(rating=None)

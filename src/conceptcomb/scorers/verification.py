@@ -95,10 +95,19 @@ def record_verdict(reply: JudgeReply, text: str) -> bool:
     return True
 
 
+VERDICT_SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+
+
 class OpenAIVerifier(OpenAIJudge):
     """The relevance judge's endpoint and transport, asked yes/no questions."""
 
     record = staticmethod(record_verdict)
+    answer_name, answer_schema = "verdict", VERDICT_SCHEMA
 
     def __init__(self, settings: JudgeSettings) -> None:
         super().__init__(settings)
