@@ -76,6 +76,22 @@ def test_wheel_puts_the_tasks_where_lm_eval_finds_them(fresh_env: Path, tmp_path
         assert name in listing.stdout, name
 
 
+def test_wheel_carries_the_cggc_dataset(fresh_env: Path, tmp_path: Path) -> None:
+    from conceptcomb.cggc.data import PACKAGED_SHA256
+
+    code = (
+        "from conceptcomb.cggc.data import load_dataset as l; d = l(); print(d.packaged, d.sha256)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "CONCEPTCOMB_DATA_DIR"}
+    done = subprocess.run(
+        [str(fresh_env / "python"), "-c", code], capture_output=True, text=True, env=env,
+        cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True", PACKAGED_SHA256]
+
+
+@pytest.mark.shared_data  # ccpt_tp reads the CCPT files
 def test_inspect_finds_the_tasks_by_entry_point(fresh_env: Path, tmp_path: Path) -> None:
     done = run(
         fresh_env,

@@ -52,7 +52,7 @@ MANIFEST = "SHA256SUMS"
 # The dataset shipped in the wheel (CC BY-SA 4.0, see its LICENSE.md) and the sha256 of its
 # manifest: a damaged or edited copy is refused.
 PACKAGED_DIR = Path(__file__).resolve().parent / "packaged_data"
-PACKAGED_SHA256 = "f66d16101d7edc83873b066f0d275c6a072fae2c89d593ab4ea7b031c5e3bf2c"
+PACKAGED_SHA256 = "6f82341ff8d76ceb0ceef822f08cb4a10c33e402ebcb9531df309421c2cc8bb5"
 log = logging.getLogger("conceptcomb")
 BUILD_HINT = (
     "Build one with `conceptcomb cggc build --out DIR` (CommonGen v1.1 + CN-100K, downloaded "
@@ -132,8 +132,7 @@ def _item(
     if not isinstance(concepts, list) or not concepts:
         raise DataFormatError(f"{where}: 'concepts' must be a non-empty list.")
     edges = _edges(ref["pruned_graph"], where)
-    relations = [edge_from_official(e).relation for e in edges]
-    label = ref.get("graph_label") or make_label(relations)
+    label = ref.get("graph_label") or make_label([edge_from_official(e).relation for e in edges])
     label = make_label([part.removeprefix("/r/") for part in str(label).split("&") if part])
     set_idx = str(record.get("concept_set_idx", ref.get("concept_set_idx", position)))
     item = CggcItem(

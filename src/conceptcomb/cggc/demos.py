@@ -104,6 +104,8 @@ class DemoIndex:
             for relation in item.relations:
                 self.labels_with[relation].add(item.graph_label)
         self._groups: dict[tuple[str, str], Group] = {}
+        # label -> candidate groups, per (label, setting, view): items of one label share them
+        self.candidates: dict[tuple[str, str, str], dict[str, Group]] = {}
 
     def group(self, label: str, spec: DemoSpec) -> Group:
         """Demonstrations of ``label`` that ``spec`` allows (every type, typed only, one type)."""
@@ -121,6 +123,13 @@ class DemoIndex:
 
 def candidate_groups(item: CggcItem, index: DemoIndex, spec: DemoSpec) -> dict[str, Group]:
     """label -> usable demonstrations (the item's own concept set is skipped when picking)."""
+    key = (item.graph_label, spec.setting, spec.structure or ("typed" if spec.typed else "all"))
+    if key not in index.candidates:
+        index.candidates[key] = _candidate_groups(item, index, spec)
+    return index.candidates[key]
+
+
+def _candidate_groups(item: CggcItem, index: DemoIndex, spec: DemoSpec) -> dict[str, Group]:
     if spec.setting == "id":
         labels = {item.graph_label}
     else:

@@ -19,6 +19,7 @@ import io
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from conceptcomb.cggc.relations import canonical_relation
@@ -218,6 +219,9 @@ def _assertion(fields: list[str]) -> tuple[str, str, str] | None:
     return concept_name(fields[2]), fields[1], concept_name(fields[3])
 
 
+@lru_cache(
+    maxsize=1 << 16
+)  # the same nodes recur across the dataset's hundreds of thousands of edges
 def concept_name(uri: str) -> str:
     """``/c/en/ice_cream/n`` -> ``ice cream``; a plain name is returned as is."""
     if uri.startswith("/c/"):
