@@ -153,7 +153,7 @@ def sample_n(n: int) -> Solver:
     return solve
 
 
-def oracle_scorer(spec: CcptTaskSpec, settings: JudgeSettings) -> Scorer:
+def oracle_scorer(spec: CcptTaskSpec, settings: JudgeSettings, npc_modifier: str) -> Scorer:
     """Judge each of the N replies; the Score holds the best values (``E_oracle`` ...)."""
     sessions = InspectSessions(settings)
     scored_spec = base_spec(spec)
@@ -165,7 +165,7 @@ def oracle_scorer(spec: CcptTaskSpec, settings: JudgeSettings) -> Scorer:
             replies = [choice.message.text for choice in state.output.choices]
             session = sessions.session()
             scored = await asyncio.gather(
-                *(score_reply(scored_spec, item, reply, session) for reply in replies)
+                *(score_reply(scored_spec, item, reply, session, npc_modifier) for reply in replies)
             )
             result = OracleScore(
                 item.item_id, list(scored), best_of(spec, [s.metrics for s in scored])
