@@ -141,17 +141,33 @@ def judge_settings(args: argparse.Namespace) -> JudgeSettings:
     return JudgeSettings.resolve(options)
 
 
+def npc_modifier(args: argparse.Namespace) -> str:
+    """``--npc-modifier`` (else $CONCEPTCOMB_NPC_MODIFIER, else lemma); NPC tasks only."""
+    from conceptcomb.ccpt.modifiers import resolve_npc_modifier
+
+    if args.npc_modifier and not args.task.startswith("ccpt_npc_"):
+        raise ConceptcombError(
+            f"--npc-modifier applies to the noun phrase completion tasks (ccpt_npc_*), "
+            f"not {args.task}: drop it."
+        )
+    return resolve_npc_modifier(args.npc_modifier)
+
+
 def rescore(args: argparse.Namespace) -> ScoreReport:
     """Score saved replies with the rescoring function of the task's benchmark."""
     predictions = Path(args.predictions)
     if args.task.startswith("ccpt_") and args.task.endswith("_oracle"):
         from conceptcomb.ccpt.oracle_rescore import rescore_oracle
 
-        return rescore_oracle(args.task, predictions, judge_settings(args), args.samples_output)
+        return rescore_oracle(
+            args.task, predictions, judge_settings(args), args.samples_output, npc_modifier(args)
+        )
     if args.task.startswith("ccpt_"):
         from conceptcomb.ccpt.rescore import rescore as rescore_ccpt
 
-        return rescore_ccpt(args.task, predictions, judge_settings(args), args.samples_output)
+        return rescore_ccpt(
+            args.task, predictions, judge_settings(args), args.samples_output, npc_modifier(args)
+        )
     if args.task.startswith("mcrae_"):
         from conceptcomb.mcrae.rescore import score_report
 
@@ -288,6 +304,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     score.add_argument("--output", help="write the metrics (and judge usage) as JSON")
     score.add_argument("--samples-output", type=Path, help="write per-item scores as JSONL")
+    score.add_argument(
+        "--npc-modifier",
+        choices=["lemma", "surface"],
+        help="ccpt_npc_*: judge the modifier's spaCy lemma as the paper (lemma, default) or "
+        "the modifier as written (surface); else $CONCEPTCOMB_NPC_MODIFIER",
+    )
     add_judge_options(score)
     score.set_defaults(run=run_score)
 

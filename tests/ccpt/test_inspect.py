@@ -17,7 +17,7 @@ from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.inspect_tasks import TASKS
 from conceptcomb.ccpt.tasks import CcptTaskSpec
 from conceptcomb.common.offline import O200K_SHA256, tiktoken_cache_path
-from tests.ccpt.test_scoring import TABLE_3_GOLD, gold_reply, replay_server
+from tests.ccpt.test_scoring import GOLD_NPC_MODIFIER, TABLE_3_GOLD, gold_reply, replay_server
 
 pytestmark = pytest.mark.shared_data
 
@@ -83,7 +83,8 @@ def test_gold_answers_reproduce_table_3_in_inspect(
     spec = CcptTaskSpec(kind)
     replies = [gold_reply(kind, item) for item in load_items(spec)]
     with replay_server(ccpt_dir, kind) as server:
-        values = means(run_task(spec.name, replies, tmp_path, judge_base_url=server.base_url))
+        options = {"judge_base_url": server.base_url, "npc_modifier": GOLD_NPC_MODIFIER}
+        values = means(run_task(spec.name, replies, tmp_path, **options))
     for name, published in TABLE_3_GOLD[kind][1].items():
         assert round(values[name], 1) == published, name
 

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from conceptcomb.ccpt.data import PROPERTY_TYPES
+from conceptcomb.ccpt.modifiers import LEMMA, SURFACE, JudgedModifier, lemma_modifier
 from conceptcomb.ccpt.tasks import NPC_EMERGENT, TYPE_PREDICTION
 from conceptcomb.common.answers import find_answer, find_value
 
@@ -66,10 +67,15 @@ _TYPE_ALIASES = {"other": "others", "cancelled": "canceled", "components": "comp
 
 @dataclass(frozen=True)
 class ParsedAnswer:
-    """The answer fields, and whether they came in the requested dictionary format."""
+    """The answer fields, and whether they came in the requested dictionary format.
+
+    For noun phrase completion ``fields["modifier"]`` is the modifier the judge rates and
+    ``modifier`` records how it was chosen from the one the reply names.
+    """
 
     fields: dict[str, str]
     in_dict: bool = True
+    modifier: JudgedModifier | None = None
 
 
 def parse_property(reply: str) -> ParsedAnswer | None:
@@ -90,8 +96,7 @@ def parse_property_type(reply: str) -> ParsedAnswer | None:
 def modifier_of(noun_phrase: str, head: str) -> str:
     """The modifier words of ``noun_phrase``: what is left without the head and function words.
 
-    Used when a completion names no usable modifier. The authors do this with spaCy
-    (content-word lemmas); we keep surface forms to stay dependency-free.
+    The surface rule's reading of a completion that names no usable modifier.
     """
     head_forms = {head.lower(), head.lower() + "s", head.lower() + "es"}
     words = re.findall(r"[a-z][a-z'-]*", _PARENTHESES.sub(" ", noun_phrase.lower()))
@@ -99,29 +104,40 @@ def modifier_of(noun_phrase: str, head: str) -> str:
     return " ".join(kept)
 
 
-def parse_completion(reply: str, head: str) -> ParsedAnswer | None:
-    """Noun phrase and modifier of a noun-phrase completion, or None if unusable."""
+def surface_modifier(combination: str, read: str, head: str) -> tuple[str, str]:
+    """(judged modifier, source) by the surface rule."""
+    if read and read != head.lower():
+        return read, "reply"
+    # Named no modifier, or the head itself: read it off the phrase where possible
+    # ("an eye for an eye" keeps "eye": there is nothing else to read).
+    from_phrase = modifier_of(combination, head)
+    return (from_phrase, "noun_phrase") if from_phrase else (read, "reply")
+
+
+def parse_completion(reply: str, head: str, npc_modifier: str = LEMMA) -> ParsedAnswer | None:
+    """Noun phrase and judged modifier of a noun-phrase completion, or None if unusable."""
     answer = find_answer(reply, ["combination"], optional=["modifier"])
     if answer:
-        combination, modifier, in_dict = answer["combination"], answer.get("modifier", ""), True
+        combination, read, in_dict = answer["combination"], answer.get("modifier", ""), True
     else:
         found = find_value(reply, "combination")
         if not found:
             return None
-        combination, modifier, in_dict = found[0], "", False
-    if not modifier or modifier == head.lower():
-        # Named no modifier, or the head itself: read it off the phrase where possible
-        # ("an eye for an eye" keeps "eye": there is nothing else to read).
-        modifier = modifier_of(combination, head) or modifier
-    if not modifier:
+        combination, read, in_dict = found[0], "", False
+    choose = surface_modifier if npc_modifier == SURFACE else lemma_modifier
+    judged, source = choose(combination, read, head.strip().lower())
+    if not judged:
         return None
-    return ParsedAnswer({"combination": combination, "modifier": modifier}, in_dict)
+    chosen = JudgedModifier(read=read, judged=judged, rule=npc_modifier, source=source)
+    return ParsedAnswer({"combination": combination, "modifier": judged}, in_dict, chosen)
 
 
-def parse_answer(kind: str, reply: str, head: str = "") -> ParsedAnswer | None:
+def parse_answer(
+    kind: str, reply: str, head: str = "", npc_modifier: str = LEMMA
+) -> ParsedAnswer | None:
     """The answer of a reply for this task kind, or None for a format failure."""
     if kind == TYPE_PREDICTION:
         return parse_property_type(reply)
     if kind == NPC_EMERGENT:
-        return parse_completion(reply, head)
+        return parse_completion(reply, head, npc_modifier)
     return parse_property(reply)

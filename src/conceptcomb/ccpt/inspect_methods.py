@@ -152,7 +152,7 @@ def sample_n(n: int) -> Solver:
     return solve
 
 
-def oracle_scorer(spec: CcptTaskSpec, sessions: InspectSessions) -> Scorer:
+def oracle_scorer(spec: CcptTaskSpec, sessions: InspectSessions, npc_modifier: str) -> Scorer:
     """Judge each of the N replies; the Score holds the best values (``E_oracle`` ...)."""
     scored_spec = base_spec(spec)
 
@@ -163,7 +163,7 @@ def oracle_scorer(spec: CcptTaskSpec, sessions: InspectSessions) -> Scorer:
             replies = [choice.message.text for choice in state.output.choices]
             session = sessions.session()
             scored = await asyncio.gather(
-                *(score_reply(scored_spec, item, reply, session) for reply in replies)
+                *(score_reply(scored_spec, item, reply, session, npc_modifier) for reply in replies)
             )
             result = OracleScore(
                 item.item_id, list(scored), best_of(spec, [s.metrics for s in scored])

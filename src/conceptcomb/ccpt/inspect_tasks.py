@@ -2,7 +2,9 @@
 
 Every task takes ``-T data_dir=...`` and the judge options of
 `conceptcomb.scorers.judge_settings` (``-T judge=local`` ...); ``--model-role
-grader=MODEL`` makes an Inspect model the judge instead.
+grader=MODEL`` makes an Inspect model the judge instead. ``-T npc_modifier=surface`` judges
+a noun phrase completion's modifier as written instead of its lemma (the paper's rule,
+`conceptcomb.ccpt.modifiers`); other tasks accept and ignore it.
 
 The paper's methods (`method_task`): ``ccpt_<kind>_sa_llm`` / ``_sa_conceptnet`` /
 ``_sa_both`` / ``_sa_conceptnet_nofilter`` take ``-T sa_iterations=5 -T sa_epsilon=0.1
@@ -24,12 +26,19 @@ from inspect_ai.solver import TaskState, generate
 from conceptcomb.ccpt.data import CcptItem, load_items
 from conceptcomb.ccpt.inspect_methods import oracle_scorer, sample_n, spreading_activation
 from conceptcomb.ccpt.metrics import metric_infos
+from conceptcomb.ccpt.modifiers import OPTION, task_rule
 from conceptcomb.ccpt.oracle import ORACLE_N, ORACLE_TEMPERATURE, ORACLE_TOP_P, base_spec
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
 from conceptcomb.ccpt.sa_prompts import sa_user_prompt
 from conceptcomb.ccpt.scoring import ItemScore, plan_item, score_reply
 from conceptcomb.ccpt.spreading import SaSettings, load_graph, offline_trace
-from conceptcomb.ccpt.tasks import TASK_VERSION, CcptTaskSpec, all_specs, method_specs
+from conceptcomb.ccpt.tasks import (
+    NPC_EMERGENT,
+    TASK_VERSION,
+    CcptTaskSpec,
+    all_specs,
+    method_specs,
+)
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.common.inspect_metrics import total
 from conceptcomb.scorers.inspect_judge import InspectSessions, judge_preflight
@@ -57,7 +66,7 @@ def judge_sessions(spec: CcptTaskSpec, settings: JudgeSettings) -> InspectSessio
     return InspectSessions(settings, spec.name) if spec.generative else None
 
 
-def ccpt_scorer(spec: CcptTaskSpec, sessions: InspectSessions | None) -> Scorer:
+def ccpt_scorer(spec: CcptTaskSpec, sessions: InspectSessions | None, npc_modifier: str) -> Scorer:
     """Parse the reply, ask the judge (grader role or our judge), compute the item metrics."""
 
     @scorer(metrics=_metrics(spec), name="ccpt")
@@ -66,8 +75,8 @@ def ccpt_scorer(spec: CcptTaskSpec, sessions: InspectSessions | None) -> Scorer:
             item = CcptItem.from_doc(state.metadata, origin=f"sample {state.sample_id}")
             reply = state.output.completion
             if sessions is None:
-                return _to_score(plan_item(spec, item, reply), reply)
-            result = await score_reply(spec, item, reply, sessions.session())
+                return _to_score(plan_item(spec, item, reply, npc_modifier), reply)
+            result = await score_reply(spec, item, reply, sessions.session(), npc_modifier)
             return _to_score(result, reply)
 
         return score
@@ -90,7 +99,19 @@ def samples(spec: CcptTaskSpec, items: list[CcptItem]) -> list[Sample]:
     ]
 
 
-def ccpt_task(spec: CcptTaskSpec, data_dir: str | None = None, **judge_options: object) -> Task:
+def npc_modifier_rule(spec: CcptTaskSpec, value: object) -> tuple[str, dict[str, str]]:
+    """The checked ``npc_modifier`` rule and the task metadata that records it (NPC only)."""
+    rule = task_rule(spec.kind, value)
+    return rule, ({OPTION: rule} if spec.kind == NPC_EMERGENT else {})
+
+
+def ccpt_task(
+    spec: CcptTaskSpec,
+    data_dir: str | None = None,
+    npc_modifier: str | None = None,
+    **judge_options: object,
+) -> Task:
+    rule, rule_metadata = npc_modifier_rule(spec, npc_modifier)
     settings = JudgeSettings.resolve(judge_options)
     if spec.generative and any(value is not None for value in judge_options.values()):
         settings.check_credentials()  # an explicit judge choice is checked up front
@@ -100,7 +121,7 @@ def ccpt_task(spec: CcptTaskSpec, data_dir: str | None = None, **judge_options: 
         dataset=MemoryDataset(samples(spec, items), name=spec.name),
         setup=judge_preflight(sessions) if sessions else None,
         solver=generate(),
-        scorer=ccpt_scorer(spec, sessions),
+        scorer=ccpt_scorer(spec, sessions, rule),
         # Greedy decoding by default; override with --temperature etc.
         config=GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
         version=TASK_VERSION,
@@ -109,6 +130,7 @@ def ccpt_task(spec: CcptTaskSpec, data_dir: str | None = None, **judge_options: 
             "kind": spec.kind,
             "method": spec.method,
             "subset": spec.subset,
+            **rule_metadata,
         },
     )
 
@@ -116,6 +138,7 @@ def ccpt_task(spec: CcptTaskSpec, data_dir: str | None = None, **judge_options: 
 def _define(spec: CcptTaskSpec) -> Callable[..., Task]:
     def run(
         data_dir: str | None = None,
+        npc_modifier: str | None = None,
         judge: str | None = None,
         judge_model: str | None = None,
         judge_base_url: str | None = None,
@@ -126,6 +149,7 @@ def _define(spec: CcptTaskSpec) -> Callable[..., Task]:
         return ccpt_task(
             spec,
             data_dir=data_dir,
+            npc_modifier=npc_modifier,
             judge=judge,
             judge_model=judge_model,
             judge_base_url=judge_base_url,
@@ -185,9 +209,11 @@ def method_task(
     data_dir: str | None = None,
     sa_options: dict[str, object] | None = None,
     oracle_n: int = ORACLE_N,
+    npc_modifier: str | None = None,
     **judge_options: object,
 ) -> Task:
     """A spreading-activation or multi-oracle task (section 4.1)."""
+    rule, rule_metadata = npc_modifier_rule(spec, npc_modifier)
     settings = JudgeSettings.resolve(judge_options)
     if any(value is not None for value in judge_options.values()):
         settings.check_credentials()
@@ -197,6 +223,7 @@ def method_task(
         "kind": spec.kind,
         "method": spec.method,
         "subset": spec.subset,
+        **rule_metadata,
     }
     sessions = InspectSessions(settings, spec.name)
     if spec.oracle:
@@ -212,7 +239,7 @@ def method_task(
                 name=spec.name,
             ),
             solver=sample_n(oracle_n),
-            scorer=oracle_scorer(spec, sessions),
+            scorer=oracle_scorer(spec, sessions, rule),
             # Appendix B.1: nucleus sampling with T = 0.7, p = 0.95.
             config=GenerateConfig(
                 temperature=ORACLE_TEMPERATURE, top_p=ORACLE_TOP_P, max_tokens=spec.max_tokens
@@ -227,7 +254,7 @@ def method_task(
         dataset=MemoryDataset(_sa_samples(spec, items, sa, data_dir), name=spec.name),
         setup=judge_preflight(sessions),
         solver=spreading_activation(spec, sa, graph) if needs_model else generate(),
-        scorer=ccpt_scorer(spec, sessions),
+        scorer=ccpt_scorer(spec, sessions, rule),
         # Greedy by default, activation and filter calls included; override with --temperature.
         config=GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
         version=TASK_VERSION,
@@ -242,6 +269,7 @@ def _define_sa(spec: CcptTaskSpec) -> Callable[..., Task]:
         sa_epsilon: float | None = None,
         sa_seed: int | None = None,
         sa_graph: str | None = None,
+        npc_modifier: str | None = None,
         judge: str | None = None,
         judge_model: str | None = None,
         judge_base_url: str | None = None,
@@ -259,6 +287,7 @@ def _define_sa(spec: CcptTaskSpec) -> Callable[..., Task]:
             spec,
             data_dir=data_dir,
             sa_options=sa_options,
+            npc_modifier=npc_modifier,
             judge=judge,
             judge_model=judge_model,
             judge_base_url=judge_base_url,
@@ -274,6 +303,7 @@ def _define_oracle(spec: CcptTaskSpec) -> Callable[..., Task]:
     def run(
         data_dir: str | None = None,
         oracle_n: int = ORACLE_N,
+        npc_modifier: str | None = None,
         judge: str | None = None,
         judge_model: str | None = None,
         judge_base_url: str | None = None,
@@ -285,6 +315,7 @@ def _define_oracle(spec: CcptTaskSpec) -> Callable[..., Task]:
             spec,
             data_dir=data_dir,
             oracle_n=int(oracle_n),
+            npc_modifier=npc_modifier,
             judge=judge,
             judge_model=judge_model,
             judge_base_url=judge_base_url,

@@ -20,6 +20,7 @@ import datasets
 from lm_eval.api.filter import Filter
 
 from conceptcomb.ccpt.data import CcptItem, load_items
+from conceptcomb.ccpt.lm_eval_hooks import doc_npc_modifier, scoring_fields
 from conceptcomb.ccpt.oracle import OracleScore, base_spec, best_of, score_oracle_replies
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
 from conceptcomb.ccpt.sa_prompts import sa_user_prompt
@@ -49,8 +50,9 @@ def build_docs(
     spec: CcptTaskSpec, items: list[CcptItem], options: dict[str, Any]
 ) -> list[dict[str, Any]]:
     """Docs with their final prompts (C_T computed here for the no-filter variant)."""
+    extra = scoring_fields(spec, options)
     if spec.oracle:
-        return [_doc(spec, item, user_prompt(base_spec(spec), item)) for item in items]
+        return [_doc(spec, item, user_prompt(base_spec(spec), item), **extra) for item in items]
     if spec.needs_model_during_activation:
         raise ConfigError(
             f"{spec.name} calls the model while spreading activation: run it with Inspect "
@@ -71,13 +73,15 @@ def build_docs(
                 prompt,
                 relevant_concepts=trace.relevant,
                 spreading_activation=json.dumps(trace.to_json()),
+                **extra,
             )
         )
     return docs
 
 
 def load_dataset(ccpt_task: str, **metadata: Any) -> datasets.DatasetDict:
-    """``custom_dataset``; --metadata may set sa_iterations, sa_epsilon, sa_seed, sa_graph."""
+    """``custom_dataset``; --metadata may set sa_iterations, sa_epsilon, sa_seed, sa_graph
+    and npc_modifier."""
     spec = spec_by_name(ccpt_task)
     resolve_judge_settings(metadata)
     items = load_items(spec, metadata.get("data_dir"))
@@ -94,7 +98,9 @@ class OracleJudgeFilter(Filter):
         spec = spec_by_name(str(docs[0]["task"]))
         items = [CcptItem.from_doc(doc, origin=f"{spec.name} doc") for doc in docs]
         replies = [[str(reply) for reply in resp] for resp in resps]
-        scores, usage = score_oracle_replies(spec, items, replies, current_judge_settings())
+        scores, usage = score_oracle_replies(
+            spec, items, replies, current_judge_settings(), doc_npc_modifier(docs[0])
+        )
         report_judge_usage(spec.name, usage)
         return [score.to_json() for score in scores]
 
@@ -107,6 +113,7 @@ def process_oracle_results(doc: dict[str, Any], results: list[Any]) -> dict[str,
     spec = spec_by_name(str(doc["task"]))  # no filter ran: parse only, judge off
     item = CcptItem.from_doc(doc, origin=f"{spec.name} doc")
     replies = result if isinstance(result, list) else [result]
-    scored = [without_judge(spec, plan_item(base_spec(spec), item, str(r))) for r in replies]
+    rule = doc_npc_modifier(doc)
+    scored = [without_judge(spec, plan_item(base_spec(spec), item, str(r), rule)) for r in replies]
     score = OracleScore(item.item_id, scored, best_of(spec, [s.metrics for s in scored]))
     return {k: v for k, v in score.to_json()["metrics"].items() if v is not None}

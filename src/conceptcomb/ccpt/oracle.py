@@ -27,6 +27,7 @@ from conceptcomb.ccpt.metrics import (
     NON_DICT_ANSWERS,
     MetricInfo,
 )
+from conceptcomb.ccpt.modifiers import LEMMA
 from conceptcomb.ccpt.scoring import ItemScore, score_replies
 from conceptcomb.ccpt.tasks import PI_CANCELED, CcptTaskSpec
 from conceptcomb.scorers.judge_settings import JudgeSettings
@@ -105,11 +106,12 @@ def score_oracle_replies(
     items: Sequence[CcptItem],
     replies: Sequence[Sequence[str]],
     settings: JudgeSettings,
+    npc_modifier: str = LEMMA,
 ) -> tuple[list[OracleScore], JudgeUsage | None]:
     """Judge all N replies of every item in one batch, then keep the best per item."""
     flat_items = [item for item, group in zip(items, replies, strict=True) for _ in group]
     flat_replies = [reply for group in replies for reply in group]
-    scored, usage = score_replies(base_spec(spec), flat_items, flat_replies, settings)
+    scored, usage = score_replies(base_spec(spec), flat_items, flat_replies, settings, npc_modifier)
     grouped, start = [], 0
     for group in replies:
         grouped.append(scored[start : start + len(group)])

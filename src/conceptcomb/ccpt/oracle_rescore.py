@@ -15,6 +15,7 @@ from typing import Any
 
 from conceptcomb.ccpt.data import CcptItem
 from conceptcomb.ccpt.metrics import MetricInfo
+from conceptcomb.ccpt.modifiers import LEMMA, task_rule
 from conceptcomb.ccpt.oracle import OracleScore, oracle_metric_infos, score_oracle_replies
 from conceptcomb.ccpt.tasks import TASK_VERSION, spec_by_name
 from conceptcomb.common.errors import ConfigError, DataFormatError
@@ -93,18 +94,24 @@ def _aggregate(infos: list[MetricInfo], rows: list[dict[str, float]]) -> dict[st
 
 
 def rescore_oracle(
-    task: str, path: Path, settings: JudgeSettings, samples_output: Path | None = None
+    task: str,
+    path: Path,
+    settings: JudgeSettings,
+    samples_output: Path | None = None,
+    npc_modifier: str = LEMMA,
 ) -> ScoreReport:
     """Judge every saved reply and report the best-of-N metrics, as the oracle tasks do."""
     spec = spec_by_name(task)
     if not spec.oracle:
         raise ConfigError(f"{task} is not a multi-oracle task.")
+    npc_modifier = task_rule(spec.kind, npc_modifier)
     groups, source_format, named = read_oracle_predictions(path)
     if named and named != task:
         raise ConfigError(f"{path} holds replies of {named}, not {task}.")
     items = [CcptItem.from_doc(doc, origin=origin) for doc, _, origin in groups]
     preflight_judge(settings)  # before the first item: a judge that cannot work stops here
-    scores, usage = score_oracle_replies(spec, items, [r for _, r, _ in groups], settings)
+    replies = [r for _, r, _ in groups]
+    scores, usage = score_oracle_replies(spec, items, replies, settings, npc_modifier)
     if samples_output is not None:
         _write_samples(samples_output, scores)
     return ScoreReport(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from conceptcomb.ccpt.data import CcptItem
 from conceptcomb.ccpt.metrics import aggregate, metric_infos
+from conceptcomb.ccpt.modifiers import LEMMA, task_rule
 from conceptcomb.ccpt.scoring import ItemScore, score_replies
 from conceptcomb.ccpt.tasks import TASK_VERSION, spec_by_name
 from conceptcomb.common.errors import ConfigError
@@ -24,9 +25,11 @@ def rescore(
     predictions_path: Path,
     settings: JudgeSettings,
     samples_output: Path | None = None,
+    npc_modifier: str = LEMMA,
 ) -> ScoreReport:
     """Parse, judge and aggregate exactly as the task does inside lm-eval or Inspect."""
     spec = spec_by_name(task)
+    npc_modifier = task_rule(spec.kind, npc_modifier)
     predictions = read_predictions(predictions_path)
     if predictions.task and predictions.task != task:
         raise ConfigError(
@@ -37,7 +40,7 @@ def rescore(
     replies = [p.response for p in predictions.items]
     if spec.generative:
         preflight_judge(settings)  # before the first item: a judge that cannot work stops here
-    scores, usage = score_replies(spec, items, replies, settings)
+    scores, usage = score_replies(spec, items, replies, settings, npc_modifier)
     aggregates = aggregate(spec, [score.metrics for score in scores])
     infos = {info.name: info for info in metric_infos(spec)}
     metrics = {

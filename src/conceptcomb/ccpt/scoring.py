@@ -24,6 +24,7 @@ from conceptcomb.ccpt.metrics import (
     type_prediction_metrics,
     unjudged_metrics,
 )
+from conceptcomb.ccpt.modifiers import LEMMA
 from conceptcomb.ccpt.tasks import NPC_EMERGENT, TYPE_PREDICTION, CcptTaskSpec
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.judges import JudgeReply
@@ -49,8 +50,12 @@ class ItemScore:
         return {k: v for k, v in self.metrics.items() if not math.isnan(v)}
 
     def to_json(self) -> dict[str, Any]:
-        """A JSON-safe record (NaN -> null) for logs and samples."""
-        return {
+        """A JSON-safe record (NaN -> null) for logs and samples.
+
+        Noun phrase completion adds ``modifier``: the modifier as read from the reply and as
+        judged, the rule (``npc_modifier``) and where the judged one came from.
+        """
+        record: dict[str, Any] = {
             "item_id": self.item_id,
             "answer": self.answer.fields if self.answer else None,
             "answer_in_dict_format": self.answer.in_dict if self.answer else None,
@@ -61,6 +66,9 @@ class ItemScore:
             "metrics": {k: (None if math.isnan(v) else v) for k, v in self.metrics.items()},
             "errors": self.errors,
         }
+        if self.answer is not None and self.answer.modifier is not None:
+            record["modifier"] = self.answer.modifier.to_json()
+        return record
 
 
 def judge_questions(
@@ -86,9 +94,14 @@ def _with_format_count(answer: ParsedAnswer | None, metrics: dict[str, float]) -
     return metrics
 
 
-def plan_item(spec: CcptTaskSpec, item: CcptItem, reply: str) -> ItemScore:
-    """Parse a reply; for generative tasks attach the judge questions still to be answered."""
-    answer = parse_answer(spec.kind, reply, head=item.root)
+def plan_item(
+    spec: CcptTaskSpec, item: CcptItem, reply: str, npc_modifier: str = LEMMA
+) -> ItemScore:
+    """Parse a reply; for generative tasks attach the judge questions still to be answered.
+
+    ``npc_modifier`` (lemma or surface) picks the modifier judged for noun phrase completion.
+    """
+    answer = parse_answer(spec.kind, reply, head=item.root, npc_modifier=npc_modifier)
     if spec.kind == TYPE_PREDICTION:
         predicted = answer.fields["property_type"] if answer else None
         metrics = type_prediction_metrics(item.label, predicted)
@@ -134,9 +147,13 @@ def score_replies(
     items: Sequence[CcptItem],
     replies: Sequence[str],
     settings: JudgeSettings,
+    npc_modifier: str = LEMMA,
 ) -> tuple[list[ItemScore], JudgeUsage | None]:
     """Score a whole task at once: one batch of deduplicated, cached judge questions."""
-    planned = [plan_item(spec, item, reply) for item, reply in zip(items, replies, strict=True)]
+    planned = [
+        plan_item(spec, item, reply, npc_modifier)
+        for item, reply in zip(items, replies, strict=True)
+    ]
     if not settings.enabled:
         return [without_judge(spec, score) for score in planned], None
     prompts = [q.prompt for score in planned for q in score.questions.values()]
@@ -147,10 +164,14 @@ def score_replies(
 
 
 async def score_reply(
-    spec: CcptTaskSpec, item: CcptItem, reply: str, session: RatingSession | None
+    spec: CcptTaskSpec,
+    item: CcptItem,
+    reply: str,
+    session: RatingSession | None,
+    npc_modifier: str = LEMMA,
 ) -> ItemScore:
     """Score one reply with a running session (Inspect's per-sample scorer)."""
-    planned = plan_item(spec, item, reply)
+    planned = plan_item(spec, item, reply, npc_modifier)
     if session is None:
         return without_judge(spec, planned)
     if not planned.questions:

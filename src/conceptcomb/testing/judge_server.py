@@ -4,6 +4,8 @@ It answers ``POST /v1/chat/completions`` for the CCPT relevance prompt with a ra
 is a deterministic function of the (concept, property) pair, so scores are reproducible
 and independent of request order; or, given a table of ratings, it replays those (the CCPT
 files record GPT-4o's ratings of their own items, so tests can replay the paper's judge).
+With ``strict=True`` it answers only the pairs of that table: any other pair gets a reply
+that is no rating (the client counts a judge failure) and is listed in ``stats.unknown``.
 It can add latency and inject faults (429 with Retry-After, 500, a stalled response, a
 malformed answer, an HTTP 200 whose body is broken: truncated or invalid JSON, no
 ``choices``, empty content, bytes that are not UTF-8) to exercise the client's retries, and
@@ -92,6 +94,7 @@ class ServerStats:
     answered: int = 0
     faults: int = 0
     attempts: dict[str, int] = field(default_factory=dict)
+    unknown: set[tuple[str, str]] = field(default_factory=set)  # strict: pairs not in the table
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def count(self, prompt: str, question: bool = True) -> int:
@@ -173,11 +176,13 @@ class LoopbackServer:
         verdicts: dict[tuple[str, str, str, str], bool] | None = None,
         api_key: str | None = None,
         models: frozenset[str] | None = None,
+        strict: bool = False,
     ):
         self.port = port
         self.latency = latency
         self.faults = faults or Faults()
         self.ratings = ratings or {}  # (concept, property), lower-cased -> rating
+        self.strict = strict  # only the pairs of `ratings` get a rating
         # (sentence, head, relation, tail), lower-cased -> verdict
         self.verdicts = verdicts or {}
         self.api_key = api_key  # when set, other keys are answered 401, as OpenAI does
@@ -196,6 +201,14 @@ class LoopbackServer:
     def rating(self, concept: str, prop: str) -> int:
         key = (concept.strip().lower(), prop.strip().lower())
         return self.ratings.get(key) or deterministic_rating(*key)
+
+    def _unknown(self, concept: str, prop: str) -> bool:
+        key = (concept.strip().lower(), prop.strip().lower())
+        if key in self.ratings:
+            return False
+        with self.stats.lock:
+            self.stats.unknown.add(key)
+        return True
 
     def verdict(self, sentence: str, head: str, relation: str, tail: str) -> bool:
         key = tuple(part.strip().lower() for part in (sentence, head, relation, tail))
@@ -319,6 +332,8 @@ class LoopbackServer:
             return self._bad_body(model, prompt)
         elif match["concept"].strip().lower() in self.faults.garbage_pairs:
             text = "The relevance is high, I think."
+        elif self.strict and self._unknown(match["concept"], match["prop"]):
+            text = "I have no recorded rating for this pair."
         else:
             text = json.dumps({"relevance": self.rating(match["concept"], match["prop"])})
         with self.stats.lock:

