@@ -13,7 +13,7 @@ conceptcomb smollm2               # lm_eval / inspect options for the packaged S
 conceptcomb cggc build --out DIR  # build CGGC (also: cggc stats, cggc report)
 conceptcomb report RESULTS... --out DIR          # leaderboard tables, plots, HTML pages
 conceptcomb submit-bundle RESULTS... --out DIR   # one leaderboard bundle per model run
-conceptcomb validate-bundle FILE...              # schema, checksums, no secrets
+conceptcomb validate-bundle FILE... [--rescore]  # checksums, secrets, per-item evidence
 """
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
-
-import lm_eval
 
 from conceptcomb.abspyramid.data import ABSPYRAMID_DATASET
 from conceptcomb.ccpt.data import CCPT_DATASET
@@ -62,6 +60,8 @@ def tasks_path() -> Path:
 
 def lm_eval_has_our_tasks() -> bool:
     """True after a regular (non-editable) install, which copies our YAML into lm-eval."""
+    import lm_eval  # here, not at the top: commands that never run lm-eval start faster
+
     return (Path(lm_eval.__file__).resolve().parent / "tasks" / "conceptcomb").is_dir()
 
 
@@ -216,6 +216,9 @@ def rescore(args: argparse.Namespace) -> ScoreReport:
 
 def run_score(args: argparse.Namespace) -> int:
     report = rescore(args)
+    report.model_name = args.model_name
+    if args.samples_output is not None and args.task.startswith("ccpt_"):
+        report.samples_output = str(args.samples_output)
     print(report.table())
     if report.usage:
         print(f"[conceptcomb] {_usage_line(report.usage)}")
@@ -299,7 +302,17 @@ def build_parser() -> argparse.ArgumentParser:
         "for McRae also the ESSLLI 2008 'concept property score' format",
     )
     score.add_argument("--output", help="write the metrics (and judge usage) as JSON")
-    score.add_argument("--samples-output", type=Path, help="write per-item scores as JSONL")
+    score.add_argument(
+        "--samples-output",
+        type=Path,
+        help="write per-item records as JSONL (reply, parsed answer, judge questions and "
+        "ratings, scores): `submit-bundle` puts them in the bundle as its evidence",
+    )
+    score.add_argument(
+        "--model-name",
+        help="the model that wrote the replies, as reports and bundles name it (default: "
+        "the model of the lm-eval results or Inspect log the replies come from)",
+    )
     add_judge_options(score)
     score.set_defaults(run=run_score)
 
