@@ -31,6 +31,7 @@ from conceptcomb.report.templates import (
 from conceptcomb.report.validate import check_bundle
 from conceptcomb.testing.judge_server import LoopbackServer
 from conceptcomb.testing.recorded import build_group_bundle, recorded_ratings
+from tests.ccpt.test_scoring import TABLE_3_GOLD
 
 REPO = Path(__file__).resolve().parents[2]
 PROMPT_MODULES = {
@@ -147,9 +148,11 @@ def test_full_group_bundle_is_small_and_verified(group_bundle: Path) -> None:
     assert (judge["endpoint_kind"], judge["model"]) == ("openai-chat", "gpt-4o")
     assert judge["decoding"] == {"temperature": 0, "max_tokens": 1024}
     assert judge["prompt_sha256"] == judge_prompt_sha256("ccpt")
-    # gold answers: 100% type-prediction accuracy; the recorded ratings give Table 3's E
+    # The dataset's own answers: all types right, and Table 3's row of the gold answers.
     assert tasks["ccpt_tp"]["metrics"]["accuracy"]["value"] == 100.0
-    assert round(tasks["ccpt_pi_emergent"]["metrics"]["E"]["value"], 1) > 0
+    for kind, (_, published) in TABLE_3_GOLD.items():
+        metrics = tasks[f"ccpt_{kind}"]["metrics"]
+        assert {name: round(metrics[name]["value"], 1) for name in published} == published
 
 
 def _edited(bundle: dict, task: str, edit) -> dict:
@@ -233,3 +236,79 @@ def test_bundle_benchmark_script_runs() -> None:
         r"validate-bundle in process: \d+\.\d\d s; ratio to 5 s \d+\.\d{3}", done.stdout
     )
     assert done.stdout.count(": verified (all ") == 4
+
+
+# --- secrets and the multi-oracle, through `conceptcomb score` ------------------------------
+FAKE_KEY = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
+
+
+def score_and_bundle(tmp_path: Path, task: str, lines: list[dict], *judge: str) -> Path:
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    code, printed = run_cli(
+        "score", task, "--predictions", str(predictions), "--model-name", "m",
+        "--output", str(tmp_path / "r.json"), "--samples-output", str(tmp_path / "s.jsonl"), *judge,
+    )  # fmt: skip
+    assert code == 0, printed
+    code, printed = run_cli("submit-bundle", str(tmp_path / "r.json"), "--out", str(tmp_path))
+    assert code == 0 and "(valid)" in printed, printed
+    (path,) = tmp_path.glob("*.bundle.json")
+    return path
+
+
+def test_a_key_in_a_reply_is_redacted_in_the_evidence(tmp_path: Path) -> None:
+    items = load_items(default_specs()[-1])[:3]  # ccpt_tp: no judge needed
+    lines = [{"doc": item.as_doc(), "response": f'{{"property_type": "{item.label}"}}'}
+             for item in items]  # fmt: skip
+    lines[1]["response"] += f" (my key is {FAKE_KEY})"
+    path = score_and_bundle(tmp_path, "ccpt_tp", lines)
+    (task,) = load(path)["tasks"]
+    evidence = decode(task["evidence"], "tp")
+    assert FAKE_KEY not in json.dumps(evidence) and "<redacted>" in evidence[1]["reply"]
+    assert check_bundle(load(path)).problems == []
+    evidence[1]["reply"] = lines[1]["response"]  # someone puts it back and reseals
+    task["evidence"] = encode(evidence)
+    bundle = load(path)
+    bundle["tasks"][0]["evidence"] = task["evidence"]
+    bundle["content_sha256"] = content_sha256(bundle)
+    assert check_bundle(bundle).problems == [
+        "secret: bundle.tasks[0].evidence.items[1].reply holds what looks like an "
+        "OpenAI/Anthropic-style API key (sk-...)"
+    ]
+
+
+def test_multi_oracle_items_are_checked_reply_by_reply(tmp_path: Path) -> None:
+    spec = next(s for s in default_specs() if s.kind == "pi_emergent")
+    items = load_items(spec)[:6]
+    lines = [
+        {
+            "doc": item.as_doc(),
+            "responses": [
+                json.dumps({"property": item.property}),
+                "I cannot say.",
+                f'Maybe "{item.modifier}"',
+            ],
+        }
+        for item in items
+    ]
+    with LoopbackServer() as server:
+        path = score_and_bundle(tmp_path, "ccpt_pi_emergent_oracle", lines,
+                                "--judge-base-url", server.base_url)  # fmt: skip
+    bundle = load(path)
+    check = check_bundle(bundle)
+    assert check.problems == [] and check.tasks[0].line() == (
+        "ccpt_pi_emergent_oracle: partial (6 of the 200 test items)"
+    )
+    evidence = decode(bundle["tasks"][0]["evidence"], "oracle")
+    assert len(evidence[0]["replies"]) == len(evidence[0]["samples"]) == 3
+    assert "E_oracle" in evidence[0]["scores"]
+
+    def change_a_rating(items: list) -> None:
+        question = items[2]["samples"][0]["judged"][0]
+        question[2] = 1.0 if question[2] != 1.0 else 10.0
+
+    problems = check_bundle(_edited(bundle, "ccpt_pi_emergent_oracle", change_a_rating)).problems
+    key = evidence[2]["id"].split(":", 1)[1]
+    assert problems and all(
+        p.startswith(f"evidence: ccpt_pi_emergent_oracle item {key}: reply 1: ") for p in problems
+    ), problems

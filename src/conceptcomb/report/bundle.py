@@ -187,8 +187,10 @@ def _raw_items(framework: str, task: TaskRun) -> tuple[list[RawItem] | None, str
         items, reason = inspect_items(task.source)
         return (items, "") if not reason else (None, reason)
     if framework == RESCORED:
+        if task.benchmark != "ccpt":
+            return None, f"`conceptcomb score` keeps no per-item records of {task.benchmark}"
         if task.samples is None or not task.samples.is_file():
-            return None, "`conceptcomb score` ran without --samples-output (or it was moved)"
+            return None, "`conceptcomb score` ran without --samples-output (or the file moved)"
         return score_items(task.samples), ""
     return None, f"no per-item records in {framework} results"
 

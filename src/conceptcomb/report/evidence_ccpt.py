@@ -3,8 +3,8 @@
 An item's evidence: ``reply``, ``answer`` (the parsed fields, ``in_dict`` whether they came
 from the requested dictionary), ``judged`` ([concept, property, rating] for the noun phrase,
 head and modifier questions, the order of `conceptcomb.ccpt.scoring.ROLES`), ``errors`` (the
-judge's failures) and ``scores``. Multi-oracle items hold ``replies`` and one such record
-per reply in ``samples``, and the best-of-N ``scores``.
+judge's failures) and ``scores``. Multi-oracle items hold ``replies``, one such record per
+reply in ``samples`` (with that reply's scores), and the best-of-N ``scores``.
 
 Checking re-runs `plan_item` (parse, the judge questions the answer asks) and `finish_item`
 (the metrics from the stored ratings) on the item as the pinned dataset holds it.
@@ -63,12 +63,13 @@ class CcptEvidence:
         spec = spec_by_name(task)
         if spec.oracle:
             samples = (raw.record or {}).get("samples") or []
-            records = [
-                _reply_evidence(
-                    base_spec(spec), raw.doc, reply, samples[k] if k < len(samples) else None
-                )
-                for k, reply in enumerate(raw.replies)
-            ]
+            records = []
+            for k, reply in enumerate(raw.replies):
+                sample = samples[k] if k < len(samples) else None
+                record = _reply_evidence(base_spec(spec), raw.doc, reply, sample)
+                if sample is not None:  # each reply's own scores, the best of them below
+                    record["scores"] = defined(sample.get("metrics"))
+                records.append(record)
             return {
                 "replies": [record.pop("reply") for record in records],
                 "samples": records,
@@ -96,6 +97,8 @@ class CcptEvidence:
         problems, scored = [], []
         for number, (reply, sample) in enumerate(zip(replies, samples, strict=True), start=1):
             found, metrics = _check_reply(base_spec(spec), item, {**sample, "reply": reply})
+            if not found and "scores" in sample:
+                found = _check_scores(sample, metrics, "its answer and ratings")
             problems += [f"reply {number}: {problem}" for problem in found]
             scored.append(metrics or {})
         if problems:

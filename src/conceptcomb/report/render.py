@@ -14,8 +14,10 @@ from conceptcomb.report.published import Cell
 from conceptcomb.report.tables import PUBLISHED, Row, Table
 
 FIXED = ("model", "setting", "framework / source", "items")
-# Last column: after the metrics, so that the fixed columns and the metrics stay together.
+# Markdown and CSV: the last column (the fixed columns and the metrics stay together);
+# HTML: beside the items, where a reader sees it without scrolling.
 VERIFICATION = "verification"
+HTML_FIXED = (*FIXED, VERIFICATION)
 LEGEND = (
     "verification: *verified* rows come from a bundle whose per-item evidence `conceptcomb "
     "validate-bundle` checked on the whole test set of the pinned dataset; *partial* on a "
@@ -106,12 +108,13 @@ ul.notes { font-size: 12px; color: #444; margin: 4px 0 0 0; padding-left: 18px; 
 div.scroll { overflow-x: auto; } figure { margin: 12px 0; }
 figure img { max-width: 1100px; border: 1px solid #ddd; }
 figcaption { font-size: 12px; color: #555; }
-td.verified { color: #1a7f37; } td.partial { color: #9a6700; } td.unverified { color: #888; }
+tr td.verified { color: #1a7f37; } tr td.partial { color: #9a6700; }
+tr td.unverified { color: #888; }
 """
 
 
 def _html_header(table: Table) -> str:
-    fixed = "".join(f'<th rowspan="2">{html.escape(name)}</th>' for name in FIXED)
+    fixed = "".join(f'<th rowspan="2">{html.escape(name)}</th>' for name in HTML_FIXED)
     groups: list[tuple[str, int]] = []
     for column in table.columns:
         if groups and groups[-1][0] == column.group:
@@ -119,13 +122,12 @@ def _html_header(table: Table) -> str:
         else:
             groups.append((column.group, 1))
     if all(not name for name, _ in groups):
-        fixed = "".join(f"<th>{html.escape(name)}</th>" for name in FIXED)
+        fixed = "".join(f"<th>{html.escape(name)}</th>" for name in HTML_FIXED)
         titles = "".join(f"<th>{html.escape(c.title)}</th>" for c in table.columns)
-        return f"<tr>{fixed}{titles}<th>{VERIFICATION}</th></tr>"
+        return f"<tr>{fixed}{titles}</tr>"
     spans = "".join(f'<th colspan="{n}">{html.escape(name)}</th>' for name, n in groups)
     titles = "".join(f"<th>{html.escape(c.title)}</th>" for c in table.columns)
-    last = f'<th rowspan="2">{VERIFICATION}</th>'
-    return f"<tr>{fixed}{spans}{last}</tr><tr>{titles}</tr>"
+    return f"<tr>{fixed}{spans}</tr><tr>{titles}</tr>"
 
 
 def _html_row(table: Table, row: Row) -> str:
@@ -139,15 +141,14 @@ def _html_row(table: Table, row: Row) -> str:
         f"<td>{html.escape(row.setting)}</td>",
         f"<td>{html.escape(row.framework)}</td>",
         f"<td>{html.escape(row.items or '–')}</td>",
+        f'<td class="{row.verification}">{html.escape(row.verification or "–")}</td>',
     ]
     cells = [
         f'<td class="num">{html.escape(cell_text(row.cells.get(c.key), table.digits))}</td>'
         for c in table.columns
     ]
     kind = "ours" if ours else "published"
-    state = row.verification
-    end = f'<td class="{state}">{html.escape(state or "–")}</td>'
-    return f'<tr class="{kind}">' + "".join(fixed + cells) + end + "</tr>"
+    return f'<tr class="{kind}">' + "".join(fixed + cells) + "</tr>"
 
 
 def html_table(table: Table) -> str:
