@@ -57,7 +57,7 @@ class EvidenceAdapter(Protocol):
     def evidence_item(self, task: str, raw: RawItem) -> dict[str, Any]:
         """The compact evidence of one item (without its id)."""
 
-    def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> TestSet:
+    def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:
         """The task's items in the pinned dataset, by key (cheap to load)."""
 
     def check_item(self, task: str, item: Any, evidence: dict[str, Any]) -> list[str]:
@@ -83,7 +83,7 @@ class EvidenceAdapter(Protocol):
 
 
 @dataclass
-class TestSet:
+class ItemSet:
     items: dict[str, Any]  # key -> the benchmark's item
     file_sha256: dict[str, str]  # file stem -> the pinned sha256
 

@@ -22,7 +22,7 @@ from conceptcomb.ccpt.metrics import aggregate
 from conceptcomb.ccpt.oracle import base_spec, best_of, oracle_metric_infos
 from conceptcomb.ccpt.scoring import ItemScore, finish_item, plan_item, without_judge
 from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
-from conceptcomb.report.evidence import RawItem, TestSet, close, defined
+from conceptcomb.report.evidence import ItemSet, RawItem, close, defined
 from conceptcomb.scorers.judges import JudgeReply
 
 FAILED_IN_RUN = "the judge failed on this question in the run"
@@ -79,10 +79,10 @@ class CcptEvidence:
         return {**_reply_evidence(spec, raw.doc, reply, raw.record), "scores": defined(raw.scores)}
 
     # --- checking ------------------------------------------------------------------------
-    def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> TestSet:
+    def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:
         items = _items(task, data_dir)
         shas = {Path(f.name).stem: f.sha256 for f in CCPT_DATASET.files}
-        return TestSet({item.item_id: item for item in items}, shas)
+        return ItemSet({item.item_id: item for item in items}, shas)
 
     def check_item(self, task: str, item: CcptItem, evidence: dict[str, Any]) -> list[str]:
         spec = spec_by_name(task)

@@ -25,7 +25,7 @@ from conceptcomb.mcrae.gold import ConceptGold
 from conceptcomb.mcrae.metrics import concept_metrics, metric_infos
 from conceptcomb.mcrae.scoring import load_golds
 from conceptcomb.mcrae.tasks import ESSLLI44, spec_by_name
-from conceptcomb.report.evidence import RawItem, TestSet, defined
+from conceptcomb.report.evidence import ItemSet, RawItem, defined
 
 
 def _stem(task: str) -> str:
@@ -46,7 +46,7 @@ class McraeEvidence:
             properties = parse_properties(reply)
         return {"reply": reply, "answer": properties, "scores": defined(raw.scores)}
 
-    def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> TestSet:
+    def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:
         if spec_by_name(task).concepts == ESSLLI44:
             concepts = load_esslli_nouns(data_dir)
         else:
@@ -55,7 +55,7 @@ class McraeEvidence:
             Path(NOUNS_FILE).stem: ESSLLI_NOUNS_DATASET.file(NOUNS_FILE).sha256,
             Path(NORMS_FILE).stem: MCRAE_DATASET.file(NORMS_FILE).sha256,
         }
-        return TestSet({f"{_stem(task)}:{c}": c for c in concepts}, shas)
+        return ItemSet({f"{_stem(task)}:{c}": c for c in concepts}, shas)
 
     def check_item(self, task: str, item: str, evidence: dict[str, Any]) -> list[str]:
         reply = evidence.get("reply")
