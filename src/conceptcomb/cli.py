@@ -13,7 +13,7 @@ conceptcomb smollm2               # lm_eval / inspect options for the packaged S
 conceptcomb cggc build --out DIR  # build CGGC (also: cggc stats, cggc report)
 conceptcomb report RESULTS... --out DIR          # leaderboard tables, plots, HTML pages
 conceptcomb submit-bundle RESULTS... --out DIR   # one leaderboard bundle per model run
-conceptcomb validate-bundle FILE...              # schema, checksums, no secrets
+conceptcomb validate-bundle FILE... [--rescore]  # checksums, secrets, per-item evidence
 """
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ import shlex
 import sys
 import tempfile
 from pathlib import Path
-
-import lm_eval
 
 from conceptcomb import demo, smollm2
 from conceptcomb.abspyramid.data import ABSPYRAMID_DATASET
@@ -67,6 +65,8 @@ def lm_eval_has_our_tasks() -> bool:
     An editable install leaves a copy from install time too, which goes stale as the
     checkout changes: there (the package is not beside lm-eval) the checkout's YAML is used.
     """
+    import lm_eval  # here, not at the top: commands that never run lm-eval start faster
+
     lm_eval_dir = Path(lm_eval.__file__).resolve().parent
     installed_beside = PACKAGE_DIR.parent == lm_eval_dir.parent
     return installed_beside and (lm_eval_dir / "tasks" / "conceptcomb").is_dir()
@@ -216,6 +216,9 @@ def run_score(args: argparse.Namespace) -> int:
     output = prepare_output(args.output, "--output")
     prepare_output(args.samples_output, "--samples-output")
     report = rescore(args)
+    report.model_name = args.model_name
+    if args.samples_output is not None and args.task.startswith("ccpt_"):
+        report.samples_output = str(args.samples_output)
     usage = JudgeUsage(**report.usage) if report.usage else None
     warning = judge_failure_warning(usage)
     print(report.table())
@@ -303,7 +306,17 @@ def build_parser() -> argparse.ArgumentParser:
         "for McRae also the ESSLLI 2008 'concept property score' format",
     )
     score.add_argument("--output", help="write the metrics (and judge usage) as JSON")
-    score.add_argument("--samples-output", type=Path, help="write per-item scores as JSONL")
+    score.add_argument(
+        "--samples-output",
+        type=Path,
+        help="write per-item records as JSONL (reply, parsed answer, judge questions and "
+        "ratings, scores): `submit-bundle` puts them in the bundle as its evidence",
+    )
+    score.add_argument(
+        "--model-name",
+        help="the model that wrote the replies, as reports and bundles name it (default: "
+        "the model of the lm-eval results or Inspect log the replies come from)",
+    )
     score.add_argument(
         "--npc-modifier",
         choices=["lemma", "surface"],

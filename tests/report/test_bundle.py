@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import contextlib
+import csv
 import io
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
+from inspect_ai.log import read_eval_log
 
 from conceptcomb.ccpt.data import CCPT_DATASET
 from conceptcomb.cli import main
 from conceptcomb.mcrae.data import ESSLLI_NOUNS_DATASET, MCRAE_DATASET
 from conceptcomb.report.bundle import REDACTED, build_bundle, content_sha256, find_secrets, redact
+from conceptcomb.report.evidence import decode, encode
 from conceptcomb.report.runs import INSPECT, read_runs
 from conceptcomb.report.validate import validate_bundle
 from conceptcomb.testing.judge_server import LoopbackServer
+from tests.conftest import read_jsonl
 from tests.report.conftest import RealRuns
 
 FAKE_OPENAI_KEY = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
@@ -230,3 +235,189 @@ def test_model_arguments_with_a_key_are_redacted(real_runs: RealRuns, tmp_path: 
     (path,) = (tmp_path / "out").glob("*.bundle.json")
     assert FAKE_OPENAI_KEY not in path.read_text()
     assert load(path)["model"]["args"]["api_key"] == REDACTED
+
+
+# --- slow: per-item evidence of the real runs -----------------------------------------------
+def evidence_of(bundle: dict, task: str) -> list[dict]:
+    record = next(t for t in bundle["tasks"] if t["task"] == task)
+    return decode(record["evidence"], task)
+
+
+def with_evidence(bundle: dict, task: str, items: list[dict]) -> dict:
+    """The bundle with the task's evidence replaced, resealed (checksum recomputed)."""
+    record = next(t for t in bundle["tasks"] if t["task"] == task)
+    record["evidence"] = encode(items)
+    return reseal(bundle)
+
+
+@pytest.mark.slow
+def test_bundles_carry_each_items_reply_answer_ratings_and_scores(
+    bundles: dict[str, Path], real_runs: RealRuns
+) -> None:
+    lm_eval = load(bundles["lm-eval"])
+    samples = next(real_runs.lm_eval_dir.rglob("samples_ccpt_pi_emergent_*.jsonl"))
+    rows = sorted(read_jsonl(samples), key=lambda row: row["doc_id"])
+    items = evidence_of(lm_eval, "ccpt_pi_emergent")
+    assert [item["reply"] for item in items] == [row["resps"][0][0] for row in rows]
+    assert [item["id"] for item in items] == [
+        f"{CCPT_DATASET.file('ccpt_emergent.csv').sha256}:{row['doc']['item_id']}" for row in rows
+    ]
+    for item, row in zip(items, rows, strict=True):
+        assert item["scores"] == {name: row[name] for name in row["metrics"]}
+        if item.get("judged"):
+            assert [q[:2] for q in item["judged"]][1:] == [
+                [row["doc"]["root"], item["judged"][0][1]],
+                [row["doc"]["modifier"], item["judged"][0][1]],
+            ]
+    judge = next(t for t in lm_eval["tasks"] if t["task"] == "ccpt_pi_emergent")["judge"]
+    assert judge["endpoint_kind"] == "openai-chat" and judge["endpoint"] == real_runs.judge_url
+    assert judge["decoding"]["temperature"] == 0 and len(judge["prompt_sha256"]) == 64
+    inspect = load(bundles["inspect"])
+    logs = {p.name.split("_")[1]: p for p in real_runs.inspect_dir.glob("*.eval")}
+    log = read_eval_log(str(logs["ccpt-tp"]))
+    tp = evidence_of(inspect, "ccpt_tp")
+    assert [item["reply"] for item in tp] == [s.output.completion for s in log.samples]
+    mcrae = next(real_runs.lm_eval_dir.rglob("samples_mcrae_*.jsonl"))
+    first = min(read_jsonl(mcrae), key=lambda row: row["doc_id"])["doc"]["concept"]
+    nouns = ESSLLI_NOUNS_DATASET.file("esslli08_clustering_nouns.tab").sha256
+    assert (
+        evidence_of(lm_eval, "mcrae_esslli44")[0]["id"]
+        == f"{nouns}:esslli08_clustering_nouns:{first}"
+    )
+
+
+@pytest.mark.slow
+def test_limit_runs_are_partial(bundles: dict[str, Path]) -> None:
+    code, printed = run_cli("validate-bundle", *map(str, bundles.values()))
+    assert code == 0
+    assert printed.count("ccpt_tp: partial (3 of the 1000 test items)") == 2
+    assert printed.count("ccpt_pi_emergent: partial (3 of the 200 test items)") == 2
+    assert "mcrae_esslli44: partial (3 of the 44 test items)" in printed
+
+
+def _first_judged(items: list[dict]) -> int:
+    return next(n for n, item in enumerate(items) if item.get("judged"))
+
+
+def _change_reply(items: list[dict]) -> str:
+    items[0]["reply"] = '{"property": "made up after the run"}'
+    return "the stored reply parses to"
+
+
+def _change_rating(items: list[dict]) -> str:
+    question = items[_first_judged(items)]["judged"][0]
+    question[2] = 1.0 if question[2] != 1.0 else 10.0
+    return "are not those its answer and ratings give"
+
+
+def _change_score(items: list[dict]) -> str:
+    items[_first_judged(items)]["scores"]["R_NP"] += 10.0
+    return "are not those its answer and ratings give"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework", ["lm-eval", "inspect"])
+@pytest.mark.parametrize("edit", [_change_reply, _change_rating, _change_score])
+def test_an_edited_reply_rating_or_score_is_caught_naming_the_item(
+    bundles: dict[str, Path], framework: str, edit, tmp_path: Path
+) -> None:
+    bundle = load(bundles[framework])
+    items = evidence_of(bundle, "ccpt_pi_emergent")
+    expected = edit(items)
+    changed = items[0] if edit is _change_reply else items[_first_judged(items)]
+    key = changed["id"].split(":", 1)[1]
+    path = tmp_path / "edited.bundle.json"
+    path.write_text(json.dumps(with_evidence(bundle, "ccpt_pi_emergent", items)))
+    code, printed = run_cli("validate-bundle", str(path))
+    assert code == 1 and f"{path}: INVALID" in printed
+    lines = [line for line in printed.splitlines() if f"item {key}:" in line]
+    assert lines and expected in lines[0], printed
+    assert "checksum:" not in printed  # resealed: the evidence alone gives it away
+
+
+@pytest.mark.slow
+def test_rescore_replaying_the_stored_ratings_reproduces_the_claims(
+    bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    stored = {
+        (concept.lower(), prop.lower()): round(rating)
+        for framework in bundles
+        for item in evidence_of(load(bundles[framework]), "ccpt_pi_emergent")
+        for concept, prop, rating in item.get("judged", [])
+    }
+    with LoopbackServer(ratings=stored) as server:
+        judge = ["--judge-base-url", server.base_url, "--judge-model", "gpt-4o",
+                 "--judge-cache", str(tmp_path / "cache.sqlite")]  # fmt: skip
+        code, printed = run_cli("validate-bundle", *map(str, bundles.values()), "--rescore", *judge)
+        asked = server.stats.requests
+        again, printed_again = run_cli("validate-bundle", str(bundles["inspect"]), "--rescore",
+                                       *judge)  # fmt: skip
+        assert server.stats.requests == asked  # the second maintainer pass: all from the cache
+    assert code == again == 0, printed
+    assert printed.count("(100.0%)") == 2 and "DIFFERS" not in printed
+    assert printed.count("reproduces the claimed metrics (tolerance 0)") == 5  # mcrae too
+    assert "cache hits" in printed_again
+
+
+@pytest.mark.slow
+def test_rescore_with_a_judge_that_answers_differently_fails(
+    bundles: dict[str, Path], tmp_path: Path
+) -> None:
+    other = {
+        (concept.lower(), prop.lower()): 11 - round(rating)
+        for item in evidence_of(load(bundles["inspect"]), "ccpt_pi_emergent")
+        for concept, prop, rating in item.get("judged", [])
+    }
+    with LoopbackServer(ratings=other) as server:
+        code, printed = run_cli(
+            "validate-bundle", str(bundles["inspect"]), "--rescore",
+            "--judge-base-url", server.base_url, "--judge-cache", "off",
+        )  # fmt: skip
+    assert code == 1
+    agreement = re.search(r"(\d+) of (\d+) stored ratings reproduced", printed)
+    assert agreement and int(agreement[1]) < int(agreement[2])
+    assert "DIFFERS from the claimed metrics beyond the tolerance 0: " in printed
+    code, _ = run_cli(
+        "validate-bundle", str(bundles["inspect"]), "--rescore", "--tolerance", "100",
+        "--judge-base-url", server.base_url, "--judge-cache", "off", "--judge-max-retries", "0",
+    )  # fmt: skip
+    assert code == 1  # the server is gone: failed questions never pass
+
+
+@pytest.mark.slow
+def test_report_of_bundles_marks_rows_partial(bundles: dict[str, Path], tmp_path: Path) -> None:
+    code, _ = run_cli("report", str(next(iter(bundles.values())).parent), "--out",
+                      str(tmp_path / "out"), "--no-plots")  # fmt: skip
+    assert code == 0
+    with (tmp_path / "out" / "ccpt_type_prediction.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    ours = {row["framework_or_source"].split()[0]: row for row in rows if row["origin"] == "ours"}
+    assert {name: row["verification"] for name, row in ours.items()} == {
+        "lm-eval": "partial",
+        "inspect": "partial",
+    }
+    assert {row["verification"] for row in rows if row["origin"] != "ours"} == {""}
+
+
+@pytest.mark.slow
+def test_rescored_run_named_by_model_name_makes_a_bundle(
+    real_runs: RealRuns, tmp_path: Path
+) -> None:
+    samples = next(real_runs.lm_eval_dir.rglob("samples_ccpt_pi_emergent_*.jsonl"))
+    with LoopbackServer() as server:
+        code, _ = run_cli(
+            "score", "ccpt_pi_emergent", "--predictions", str(samples),
+            "--judge-base-url", server.base_url, "--judge-cache", "off",
+            "--model-name", "smollm2-judged-again", "--output", str(tmp_path / "r.json"),
+            "--samples-output", str(tmp_path / "s.jsonl"),
+        )  # fmt: skip
+    assert code == 0
+    code, printed = run_cli("submit-bundle", str(tmp_path / "r.json"), "--out", str(tmp_path / "b"))
+    assert code == 0 and "(valid)" in printed
+    assert "ccpt_pi_emergent: partial (3 of the 200 test items)" in printed
+    (path,) = (tmp_path / "b").glob("*.bundle.json")
+    bundle = load(path)
+    assert path.name == "smollm2-judged-again_conceptcomb-score.bundle.json"
+    assert bundle["model"]["label"] == "smollm2-judged-again"
+    (task,) = bundle["tasks"]
+    assert task["judge"]["endpoint"] == server.base_url

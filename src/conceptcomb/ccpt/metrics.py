@@ -130,11 +130,16 @@ class Aggregate:
     n: int
 
 
-def aggregate(spec: CcptTaskSpec, per_item: Iterable[Mapping[str, float]]) -> dict[str, Aggregate]:
-    """Means over defined values (sample standard error, as lm-eval) and sums of counts."""
+def aggregate(
+    spec: CcptTaskSpec,
+    per_item: Iterable[Mapping[str, float]],
+    infos: Iterable[MetricInfo] | None = None,
+) -> dict[str, Aggregate]:
+    """Means over defined values (sample standard error, as lm-eval) and sums of counts,
+    of the task's metrics (or of ``infos``: the multi-oracle's)."""
     rows = list(per_item)
     results: dict[str, Aggregate] = {}
-    for info in metric_infos(spec):
+    for info in metric_infos(spec) if infos is None else infos:
         values = [float(row[info.name]) for row in rows if is_defined(row.get(info.name))]
         if info.aggregation == "sum":
             results[info.name] = Aggregate(float(sum(values)), None, len(values))

@@ -113,7 +113,7 @@ def rescore_oracle(
     replies = [r for _, r, _ in groups]
     scores, usage = score_oracle_replies(spec, items, replies, settings, npc_modifier)
     if samples_output is not None:
-        _write_samples(samples_output, scores)
+        _write_samples(samples_output, groups, scores)
     return ScoreReport(
         task=task,
         version=TASK_VERSION,
@@ -127,8 +127,10 @@ def rescore_oracle(
     )
 
 
-def _write_samples(path: Path, scores: list[OracleScore]) -> None:
+def _write_samples(path: Path, groups: list[Group], scores: list[OracleScore]) -> None:
+    """Per item: the core's record, the N raw replies and the item's fields."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as handle:
-        for score in scores:
-            handle.write(json.dumps(score.to_json()) + "\n")
+        for (doc, replies, _), score in zip(groups, scores, strict=True):
+            line = {**score.to_json(), "responses": replies, "doc": doc}
+            handle.write(json.dumps(line) + "\n")

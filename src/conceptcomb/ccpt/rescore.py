@@ -48,7 +48,7 @@ def rescore(
         for name, value in aggregates.items()
     }
     if samples_output is not None:
-        _write_samples(samples_output, scores, replies)
+        _write_samples(samples_output, items, scores, replies)
     notes = []
     if spec.generative and settings.judge == "local":
         notes.append(
@@ -68,8 +68,12 @@ def rescore(
     )
 
 
-def _write_samples(path: Path, scores: list[ItemScore], replies: list[str]) -> None:
+def _write_samples(
+    path: Path, items: list[CcptItem], scores: list[ItemScore], replies: list[str]
+) -> None:
+    """Per item: the core's record, the raw reply and the item (leaderboard bundles read it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as handle:
-        for score, reply in zip(scores, replies, strict=True):
-            handle.write(json.dumps({**score.to_json(), "response": reply}) + "\n")
+        for item, score, reply in zip(items, scores, replies, strict=True):
+            line = {**score.to_json(), "response": reply, "doc": item.as_doc()}
+            handle.write(json.dumps(line) + "\n")

@@ -45,6 +45,7 @@ class ItemScore:
     questions: dict[str, RelevanceQuestion] = field(default_factory=dict)
     ratings: dict[str, float | None] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    judge: str | None = None  # the judge's identity, when one rated this reply
 
     def defined_metrics(self) -> dict[str, float]:
         return {k: v for k, v in self.metrics.items() if not math.isnan(v)}
@@ -65,6 +66,7 @@ class ItemScore:
             },
             "metrics": {k: (None if math.isnan(v) else v) for k, v in self.metrics.items()},
             "errors": self.errors,
+            "judge": self.judge,
         }
         if self.answer is not None and self.answer.modifier is not None:
             record["modifier"] = self.answer.modifier.to_json()
@@ -159,7 +161,10 @@ def score_replies(
     prompts = [q.prompt for score in planned for q in score.questions.values()]
     if not prompts:
         return planned, None
-    answers, usage, _ = rate_prompts(settings, prompts, description=f"judging {spec.name}")
+    answers, usage, identity = rate_prompts(settings, prompts, description=f"judging {spec.name}")
+    for score in planned:
+        if score.questions:
+            score.judge = identity
     return [finish_item(spec, score, answers) for score in planned], usage
 
 
@@ -178,4 +183,5 @@ async def score_reply(
         return planned
     prompts = [q.prompt for q in planned.questions.values()]
     answers = await session.rate_all(prompts)
+    planned.judge = session.judge.identity
     return finish_item(spec, planned, answers)

@@ -31,6 +31,8 @@ class ScoreReport:
     n_items: int
     usage: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+    model_name: str | None = None  # the model that wrote the replies (--model-name)
+    samples_output: str | None = None  # the per-item records (--samples-output)
 
     def table(self) -> str:
         """The table lm-eval prints, made by lm-eval's own function."""
@@ -67,6 +69,8 @@ class ScoreReport:
             },
             "judge_usage": self.usage,
             "notes": self.notes,
+            "model_name": self.model_name,
+            "samples_output": self.samples_output,
             "conceptcomb_version": conceptcomb.__version__,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         }

@@ -8,18 +8,22 @@
   and the sha256 of its files, the prompts' hash (the package's templates, and the prompts
   actually sent when the samples are there), the judge and its calibration figure, and the
   metrics with standard errors;
+* per task the per-item evidence (`conceptcomb.report.evidence`): each item's id in the
+  pinned dataset, raw reply, parsed answer, judge questions with their ratings, and scores,
+  compressed; the judge's identity (endpoint kind, model, decoding) and the hash of its
+  prompt template;
 * the sha256 of each results file it was made from, and ``content_sha256``: the sha256 of
   the bundle's canonical JSON without that field, so a later edit is detected.
 
 ``conceptcomb validate-bundle FILE`` checks the schema, ``content_sha256``, the datasets'
-revisions and checksums against this package's pins, and that no secret is inside.
+revisions and checksums against this package's pins, that no secret is inside, and the
+per-item evidence (`conceptcomb.report.verify`).
 """
 
 from __future__ import annotations
 
 import datetime
 import hashlib
-import importlib
 import json
 import platform
 import re
@@ -31,9 +35,24 @@ import conceptcomb
 from conceptcomb.common.datafiles import sha256_of
 from conceptcomb.common.errors import DataFormatError
 from conceptcomb.report.datasets import dataset_records
-from conceptcomb.report.runs import INSPECT, LM_EVAL, Run, TaskRun
+from conceptcomb.report.evidence import (
+    ENCODING,
+    RawItem,
+    adapter,
+    encode,
+    full_inspect_log,
+    inspect_items,
+    lm_eval_items,
+    lm_eval_samples_path,
+    missing_reason,
+    score_items,
+)
+from conceptcomb.report.runs import INSPECT, LM_EVAL, RESCORED, Run, TaskRun
+from conceptcomb.report.templates import judge_prompt_sha256, templates_sha256
 
-SCHEMA_ID = "conceptcomb-bundle/1"
+SCHEMA_ID = "conceptcomb-bundle/2"
+# Bundles of conceptcomb before per-item evidence: still valid, their rows unverified.
+SCHEMA_IDS = ("conceptcomb-bundle/1", SCHEMA_ID)
 REDACTED = "<redacted>"
 
 # Values that look like credentials (OpenAI/Anthropic, Hugging Face, AWS, Google, GitHub,
@@ -62,10 +81,19 @@ def _secret_field(name: str) -> bool:
     return SECRET_FIELD.fullmatch(name) is not None
 
 
+def _packed(value: dict[str, Any], key: str) -> bool:
+    """The compressed evidence: redacted before packing and scanned unpacked (validate.py),
+    never as base64 text, where a credential pattern could match by chance."""
+    return key == "data" and value.get("encoding") == ENCODING
+
+
 def redact(value: Any, name: str = "") -> Any:
     """A copy with credential fields and credential-looking strings replaced."""
     if isinstance(value, dict):
-        return {key: redact(item, str(key)) for key, item in value.items()}
+        return {
+            key: item if _packed(value, key) else redact(item, str(key))
+            for key, item in value.items()
+        }
     if isinstance(value, list | tuple):
         return [redact(item, name) for item in value]
     if isinstance(value, str):
@@ -82,6 +110,8 @@ def find_secrets(value: Any, where: str = "bundle") -> list[str]:
     if isinstance(value, dict):
         for key, item in value.items():
             path = f"{where}.{key}"
+            if _packed(value, key):
+                continue
             if isinstance(item, str) and item and item != REDACTED and _secret_field(str(key)):
                 found.append(f"{path} is a credential field with a value")
             else:
@@ -108,24 +138,6 @@ def content_sha256(bundle: dict[str, Any]) -> str:
     return hashlib.sha256(canonical(body)).hexdigest()
 
 
-def template_constants(benchmark: str) -> dict[str, Any]:
-    """The benchmark's prompt texts: every upper-case module constant of its prompts.py."""
-    module = importlib.import_module(f"conceptcomb.{benchmark}.prompts")
-    constants = {}
-    for name, value in vars(module).items():
-        if name.strip("_").isupper() and isinstance(value, str | int | float | tuple | dict):
-            try:
-                canonical(value)
-            except TypeError:
-                continue
-            constants[name] = value
-    return constants
-
-
-def templates_sha256(benchmark: str) -> str:
-    return hashlib.sha256(canonical(template_constants(benchmark))).hexdigest()
-
-
 def _lm_eval_prompts(task: TaskRun) -> list[Any] | None:
     """(doc_id, prompt arguments) of the samples file beside the results, if logged."""
     stamp = task.source.stem.removeprefix("results_")
@@ -141,9 +153,7 @@ def _lm_eval_prompts(task: TaskRun) -> list[Any] | None:
 
 
 def _inspect_prompts(task: TaskRun) -> list[Any] | None:
-    from inspect_ai.log import read_eval_log
-
-    log = read_eval_log(str(task.source))
+    log = full_inspect_log(str(task.source))
     if not log.samples:
         return None
     prompts = []
@@ -165,9 +175,105 @@ def sent_prompts_sha256(framework: str, task: TaskRun) -> str | None:
     return hashlib.sha256(canonical(prompts)).hexdigest() if prompts else None
 
 
+# --- evidence -------------------------------------------------------------------------------
+def _raw_items(framework: str, task: TaskRun) -> tuple[list[RawItem] | None, str]:
+    """The run's per-item records, or why there are none."""
+    if framework == LM_EVAL:
+        samples = lm_eval_samples_path(task.source, task.task)
+        if samples is None:
+            return None, "lm-eval ran without --log_samples: no samples file beside the results"
+        return lm_eval_items(samples), ""
+    if framework == INSPECT:
+        items, reason = inspect_items(task.source)
+        return (items, "") if not reason else (None, reason)
+    if framework == RESCORED:
+        if task.benchmark != "ccpt":
+            return None, f"`conceptcomb score` keeps no per-item records of {task.benchmark}"
+        if task.samples is None or not task.samples.is_file():
+            return None, "`conceptcomb score` ran without --samples-output (or the file moved)"
+        return score_items(task.samples), ""
+    return None, f"no per-item records in {framework} results"
+
+
+def _file_shas(datasets: list[dict[str, Any]]) -> dict[str, str]:
+    """Dataset file stem -> the sha256 of the copy the run read (or the pinned one)."""
+    return {
+        Path(name).stem: entry["sha256"]
+        for record in datasets
+        for name, entry in record["files"].items()
+        if entry.get("sha256")
+    }
+
+
+def task_evidence(
+    framework: str, task: TaskRun, datasets: list[dict[str, Any]]
+) -> tuple[dict[str, Any], set[str]]:
+    """The task's evidence record for the bundle, and the judge identities its items name."""
+    checker = adapter(task.benchmark)
+    if checker is None:
+        return {"missing": missing_reason(task.benchmark)}, set()
+    raws, reason = _raw_items(framework, task)
+    if raws is None:
+        return {"missing": reason}, set()
+    shas, data_dir = _file_shas(datasets), task.options.get("data_dir")
+    items, identities = [], set()
+    for raw in raws:
+        key = checker.item_key(task.task, raw.doc, str(data_dir) if data_dir else None)
+        sha = shas.get(key.split(":", 1)[0]) if key else None
+        evidence = checker.evidence_item(task.task, raw)
+        items.append({"id": f"{sha}:{key}" if sha else None, **evidence})
+        identities |= _identities(raw.record)
+    return encode(redact(items)), identities
+
+
+def _identities(record: dict[str, Any] | None) -> set[str]:
+    """The judges named by a core record (and by an oracle's per-reply records)."""
+    if not record:
+        return set()
+    found = {record["judge"]} if isinstance(record.get("judge"), str) else set()
+    for sample in record.get("samples") or []:
+        if isinstance(sample, dict) and isinstance(sample.get("judge"), str):
+            found.add(sample["judge"])
+    return found
+
+
+def parse_identity(identity: str) -> dict[str, Any]:
+    """``openai-chat|URL|MODEL|temperature=0|max_tokens=1024`` and the like, as fields."""
+    kind, *parts = identity.split("|")
+    decoding = {}
+    positional = []
+    for part in parts:
+        key, sep, value = part.partition("=")
+        if sep and key.isidentifier():
+            decoding[key] = _number_or_text(value)
+        else:
+            positional.append(part)
+    fields: dict[str, Any] = {"endpoint_kind": kind}
+    if kind == "openai-chat" and len(positional) >= 2:
+        fields.update(endpoint=positional[0], model=positional[1])
+    elif kind == "inspect" and len(positional) >= 2:
+        fields.update(model=positional[0], endpoint=positional[1] or None)
+    elif kind == "local-expected-rating" and positional:
+        fields.update(model="/".join(p for p in positional[:2] if p), version=positional[2:])
+        decoding.setdefault("rating", "expected value over 1-10, next-token distribution")
+    else:
+        fields["parts"] = positional
+    return {**fields, "decoding": decoding, "identity": identity}
+
+
+def _number_or_text(value: str) -> Any:
+    try:
+        number = float(value)
+    except ValueError:
+        return value
+    return int(number) if number.is_integer() else number
+
+
 # --- building -------------------------------------------------------------------------------
-def _judge(task: TaskRun, calibration: dict[str, Any] | None) -> dict[str, Any] | None:
-    """The judge the run used (its options or Inspect's grader), and its calibration."""
+def _judge(
+    task: TaskRun, calibration: dict[str, Any] | None, identities: set[str]
+) -> dict[str, Any] | None:
+    """The judge the run used (its options or Inspect's grader), its identity, calibration."""
     if task.benchmark != "ccpt" or task.task.startswith("ccpt_tp"):
         return None
     judge: dict[str, Any] = {}
@@ -176,8 +282,16 @@ def _judge(task: TaskRun, calibration: dict[str, Any] | None) -> dict[str, Any] 
     for key in ("judge", "judge_model", "judge_base_url", "judge_api_key_env"):
         if task.options.get(key) is not None:
             judge[key] = task.options[key]
-    if not judge:
+    if not judge and not identities:
         judge["judge"] = "default (gpt-4o at OpenAI, unless CONCEPTCOMB_JUDGE* was set)"
+    parsed = [parse_identity(identity) for identity in sorted(identities)]
+    if len(parsed) == 1:
+        judge.update(parsed[0])
+    elif parsed:
+        judge["identities"] = parsed
+    else:
+        judge["identity"] = None  # runs made before the items named their judge
+    judge["prompt_sha256"] = judge_prompt_sha256(task.benchmark)
     judge["calibration"] = calibration
     return judge
 
@@ -206,6 +320,8 @@ def _number(value: float | None) -> float | None:
 
 
 def task_record(run: Run, task: TaskRun, calibration: dict[str, Any] | None) -> dict[str, Any]:
+    datasets = dataset_records(task.benchmark, task.options)
+    evidence, identities = task_evidence(run.framework, task, datasets)
     return {
         "task": task.task,
         "benchmark": task.benchmark,
@@ -216,18 +332,19 @@ def task_record(run: Run, task: TaskRun, calibration: dict[str, Any] | None) -> 
         "complete": task.complete,
         "num_fewshot": task.num_fewshot,
         "options": task.options,
-        "datasets": dataset_records(task.benchmark, task.options),
+        "datasets": datasets,
         "prompts": {
             "templates_sha256": templates_sha256(task.benchmark),
             "sent_sha256": sent_prompts_sha256(run.framework, task),
             "framework_task_hash": task.framework_hash,
         },
-        "judge": _judge(task, calibration),
+        "judge": _judge(task, calibration, identities),
         "metrics": {
             name: {"value": _number(m.value), "stderr": _number(m.stderr)}
             for name, m in sorted(task.metrics.items())
         },
         "source": task.source.name,
+        "evidence": evidence,
     }
 
 

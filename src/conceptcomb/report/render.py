@@ -14,6 +14,16 @@ from conceptcomb.report.published import Cell
 from conceptcomb.report.tables import PUBLISHED, Row, Table
 
 FIXED = ("model", "setting", "framework / source", "items")
+# Markdown and CSV: the last column (the fixed columns and the metrics stay together);
+# HTML: beside the items, where a reader sees it without scrolling.
+VERIFICATION = "verification"
+HTML_FIXED = (*FIXED, VERIFICATION)
+LEGEND = (
+    "verification: *verified* rows come from a bundle whose per-item evidence `conceptcomb "
+    "validate-bundle` checked on the whole test set of the pinned dataset; *partial* on a "
+    "subset of it (a --limit run); *unverified* rows come from results files, or from a "
+    "bundle without per-item evidence."
+)
 BENCHMARK_TITLES = {
     "ccpt": "CCPT: conceptual combination with property type",
     "cggc": "CGGC: compositional generalization in graph-grounded generative commonsense",
@@ -36,18 +46,23 @@ def _origin(row: Row) -> str:
 
 
 def markdown(table: Table) -> str:
-    header = [*FIXED, *(c.flat_title for c in table.columns)]
+    header = [*FIXED, *(c.flat_title for c in table.columns), VERIFICATION]
     lines = [f"### {table.title}", "", "| " + " | ".join(header) + " |"]
-    lines.append("|" + "---|" * len(FIXED) + "---:|" * len(table.columns))
+    lines.append("|" + "---|" * len(FIXED) + "---:|" * len(table.columns) + "---|")
     for row in table.rows:
         model = f"**{row.model}**" if row.origin != PUBLISHED else row.model
         cells = [cell_text(row.cells.get(c.key), table.digits) for c in table.columns]
         fixed = [model, row.setting, _origin(row), row.items or "–"]
-        lines.append("| " + " | ".join(s.replace("|", "\\|") for s in fixed + cells) + " |")
-    notes = [*table.notes, *_row_notes(table.rows)]
+        end = [row.verification or "–"]
+        lines.append("| " + " | ".join(s.replace("|", "\\|") for s in fixed + cells + end) + " |")
+    notes = [*table.notes, *_row_notes(table.rows), *_legend(table)]
     if notes:
         lines += ["", *(f"- {note}" for note in notes)]
     return "\n".join(lines) + "\n"
+
+
+def _legend(table: Table) -> list[str]:
+    return [LEGEND] if table.ours() else []
 
 
 def _row_notes(rows: Sequence[Row]) -> list[str]:
@@ -65,7 +80,7 @@ def write_csv(table: Table, path: Path) -> None:
         header = ["table", "origin", "model", "setting", "framework_or_source", "items", "note"]
         for column in table.columns:
             header += [column.key, f"{column.key}_stderr"]
-        writer.writerow(header)
+        writer.writerow([*header, VERIFICATION])
         for row in table.rows:
             line = [table.key, row.origin, row.model, row.setting, row.framework, row.items]
             line.append(row.note)
@@ -73,7 +88,7 @@ def write_csv(table: Table, path: Path) -> None:
                 cell = row.cells.get(column.key)
                 line.append("" if cell is None or cell.value is None else repr(cell.value))
                 line.append("" if cell is None or cell.stderr is None else repr(cell.stderr))
-            writer.writerow(line)
+            writer.writerow([*line, row.verification])
 
 
 # --- HTML ------------------------------------------------------------------------------------
@@ -93,11 +108,13 @@ ul.notes { font-size: 12px; color: #444; margin: 4px 0 0 0; padding-left: 18px; 
 div.scroll { overflow-x: auto; } figure { margin: 12px 0; }
 figure img { max-width: 1100px; border: 1px solid #ddd; }
 figcaption { font-size: 12px; color: #555; }
+tr td.verified { color: #1a7f37; } tr td.partial { color: #9a6700; }
+tr td.unverified { color: #888; }
 """
 
 
 def _html_header(table: Table) -> str:
-    fixed = "".join(f'<th rowspan="2">{html.escape(name)}</th>' for name in FIXED)
+    fixed = "".join(f'<th rowspan="2">{html.escape(name)}</th>' for name in HTML_FIXED)
     groups: list[tuple[str, int]] = []
     for column in table.columns:
         if groups and groups[-1][0] == column.group:
@@ -105,7 +122,7 @@ def _html_header(table: Table) -> str:
         else:
             groups.append((column.group, 1))
     if all(not name for name, _ in groups):
-        fixed = "".join(f"<th>{html.escape(name)}</th>" for name in FIXED)
+        fixed = "".join(f"<th>{html.escape(name)}</th>" for name in HTML_FIXED)
         titles = "".join(f"<th>{html.escape(c.title)}</th>" for c in table.columns)
         return f"<tr>{fixed}{titles}</tr>"
     spans = "".join(f'<th colspan="{n}">{html.escape(name)}</th>' for name, n in groups)
@@ -124,6 +141,7 @@ def _html_row(table: Table, row: Row) -> str:
         f"<td>{html.escape(row.setting)}</td>",
         f"<td>{html.escape(row.framework)}</td>",
         f"<td>{html.escape(row.items or '–')}</td>",
+        f'<td class="{row.verification}">{html.escape(row.verification or "–")}</td>',
     ]
     cells = [
         f'<td class="num">{html.escape(cell_text(row.cells.get(c.key), table.digits))}</td>'
@@ -135,7 +153,7 @@ def _html_row(table: Table, row: Row) -> str:
 
 def html_table(table: Table) -> str:
     body = "".join(_html_row(table, row) for row in table.rows)
-    notes = [*table.notes, *_row_notes(table.rows)]
+    notes = [*table.notes, *_row_notes(table.rows), *_legend(table)]
     note_list = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
     return (
         f"<h2>{html.escape(table.title)}</h2>"

@@ -7,6 +7,8 @@ same framework (several lm-eval output folders, one Inspect log per task) are me
 a task appears twice the newer result wins and a note says so.
 
 Results of tasks that are not ours are skipped (lm-eval output may hold other tasks).
+Leaderboard bundles (``*.bundle.json``) are read too, checked as ``validate-bundle`` checks
+them: their tasks carry their verification state (verified, partial, unverified).
 """
 
 from __future__ import annotations
@@ -49,6 +51,10 @@ class TaskRun:
     num_fewshot: int | None = None
     framework_hash: str | None = None  # lm-eval's task_hashes entry
     judge: dict[str, Any] | None = None  # what the run itself says about its judge
+    samples: Path | None = None  # `conceptcomb score --samples-output`: the per-item records
+    # From a bundle: verified / partial / unverified (`conceptcomb.report.verify`), and why.
+    verification: str | None = None
+    verification_detail: str = ""
 
     @property
     def complete(self) -> bool:
@@ -310,6 +316,16 @@ def _rescored_model(predictions: Path, source_format: str) -> ModelInfo:
     return ModelInfo(predictions.stem, predictions.stem, "")
 
 
+def _samples_output(path: Path, data: dict[str, Any]) -> Path | None:
+    """The --samples-output file: as written, else beside the results by its name."""
+    named = data.get("samples_output")
+    if not named:
+        return None
+    written = Path(str(named))
+    beside = path.parent / written.name
+    return written if written.is_file() else beside if beside.is_file() else written
+
+
 def read_score_json(path: Path, data: dict[str, Any]) -> Run:
     try:
         task, results = str(data["task"]), data["results"]
@@ -317,9 +333,11 @@ def read_score_json(path: Path, data: dict[str, Any]) -> Run:
         predictions = Path(str(data.get("predictions", path)))
     except (KeyError, TypeError) as err:
         raise DataFormatError(f"{path}: not a `conceptcomb score` output ({err}).") from err
-    run = Run(
-        RESCORED, data.get("conceptcomb_version"), _rescored_model(predictions, source_format)
+    name = data.get("model_name")
+    model = (
+        ModelInfo(str(name), str(name), "") if name else _rescored_model(predictions, source_format)
     )
+    run = Run(RESCORED, data.get("conceptcomb_version"), model)
     run.sources.append(path)
     benchmark = known_tasks().get(task)
     if benchmark is None:
@@ -339,7 +357,60 @@ def read_score_json(path: Path, data: dict[str, Any]) -> Run:
         created=str(data.get("created", "")),
         source=path,
         judge={"kind": "rescored", "identity": usage["judge"]} if usage.get("judge") else None,
+        samples=_samples_output(path, data),
     )
+    return run
+
+
+# --- bundles -----------------------------------------------------------------------------------
+def read_bundle(path: Path, data: dict[str, Any], data_dir: str | None = None) -> Run:
+    """A leaderboard bundle, checked: its rows carry their verification state. An invalid
+    bundle gives no rows, only a note naming its first problem."""
+    from conceptcomb.report.validate import check_bundle
+
+    checked = check_bundle(data, data_dir)
+    framework = data.get("framework") or {}
+    model = data.get("model") or {}
+    info = ModelInfo(
+        str(model.get("label") or model.get("name") or path.stem),
+        str(model.get("name") or ""),
+        str(model.get("provider") or ""),
+        dict(model.get("args") or {}),
+        dict(model.get("details") or {}),
+    )
+    run = Run(str(framework.get("name", "")), framework.get("version"), info, sources=[path])
+    run.generation = dict(data.get("generation") or {})
+    if checked.problems:
+        run.notes.append(
+            f"{path.name}: INVALID bundle, left out ({len(checked.problems)} problems; the "
+            f"first: {checked.problems[0]}); run `conceptcomb validate-bundle {path}`"
+        )
+        return run
+    states = {check.task: check for check in checked.tasks}
+    for record in data["tasks"]:
+        task = str(record["task"])
+        benchmark = known_tasks().get(task)
+        if benchmark is None:
+            continue
+        check = states.get(task)
+        run.tasks[task] = TaskRun(
+            task=task,
+            benchmark=benchmark,
+            version=_version(record.get("version")),
+            metrics={
+                name: Metric(_number(m.get("value")), _number(m.get("stderr")))
+                for name, m in record["metrics"].items()
+            },
+            n_items=record.get("items"),
+            n_total=record.get("items_total"),
+            options=dict(record.get("options") or {}),
+            created=str(record.get("created") or data.get("created", "")),
+            source=path,
+            num_fewshot=record.get("num_fewshot"),
+            judge=record.get("judge"),
+            verification=check.status if check else None,
+            verification_detail=check.detail if check else "",
+        )
     return run
 
 
@@ -354,6 +425,8 @@ def _read_json(path: Path) -> Run | None:
         return None
     if not isinstance(data, dict):
         return None
+    if str(data.get("schema", "")).startswith("conceptcomb-bundle/"):
+        return read_bundle(path, data)
     if "predictions_format" in data and "results" in data:
         return read_score_json(path, data)
     if "eval" in data and "version" in data:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from conceptcomb.report import published as pub
 from conceptcomb.report.published import Cell
 from conceptcomb.report.runs import Metric, Run, TaskRun
+from conceptcomb.report.verify import UNVERIFIED, worst
 
 OURS, PUBLISHED = "ours", "published"
 
@@ -47,6 +48,8 @@ class Row:
     items: str = ""  # items evaluated per task ("3/200" when partial)
     source: str = ""  # results file(s), or the paper and table
     note: str = ""
+    # Ours: verified / partial / unverified (`conceptcomb.report.verify`); papers' rows: "".
+    verification: str = ""
 
     @property
     def partial(self) -> bool:
@@ -76,8 +79,17 @@ def _our_row(
 ) -> Row:
     items = " · ".join(task.items_text() for task in tasks)
     sources = sorted({task.source.name for task in tasks})
+    verification = worst([task.verification or UNVERIFIED for task in tasks])
     return Row(
-        run.model.label, setting, OURS, run.framework_text, cells, items, ", ".join(sources), note
+        run.model.label,
+        setting,
+        OURS,
+        run.framework_text,
+        cells,
+        items,
+        ", ".join(sources),
+        note,
+        verification,
     )
 
 

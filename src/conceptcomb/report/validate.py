@@ -1,13 +1,18 @@
-"""``conceptcomb validate-bundle FILE``: schema, integrity, data checksums, no secrets."""
+"""``conceptcomb validate-bundle FILE``: schema, integrity, data checksums, no secrets, and
+the per-item evidence (`conceptcomb.report.verify`): each task verified, partial or
+unverified."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conceptcomb.report.bundle import SCHEMA_ID, content_sha256, find_secrets
+from conceptcomb.report.bundle import SCHEMA_IDS, content_sha256, find_secrets
 from conceptcomb.report.datasets import check_record
+from conceptcomb.report.evidence import ENCODING, EVIDENCE_FORMAT
+from conceptcomb.report.verify import TaskCheck, check_task
 
 _NUMBER_OR_NULL = {"type": ["number", "null"]}
 _SHA256 = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
@@ -35,6 +40,29 @@ DATASET_SCHEMA = {
     },
 }
 
+EVIDENCE_SCHEMA = {
+    "oneOf": [
+        {
+            "type": "object",
+            "required": ["missing"],
+            "properties": {"missing": {"type": "string"}},
+            "additionalProperties": False,
+        },
+        {
+            "type": "object",
+            "required": ["format", "items", "encoding", "sha256", "data"],
+            "properties": {
+                "format": {"const": EVIDENCE_FORMAT},
+                "items": {"type": "integer", "minimum": 0},
+                "encoding": {"const": ENCODING},
+                "sha256": _SHA256,
+                "data": {"type": "string"},
+            },
+            "additionalProperties": False,
+        },
+    ]
+}
+
 TASK_SCHEMA = {
     "type": "object",
     "required": ["task", "benchmark", "version", "items", "datasets", "prompts", "metrics"],
@@ -53,6 +81,7 @@ TASK_SCHEMA = {
             "properties": {"templates_sha256": _SHA256, "sent_sha256": _SHA256_OR_NULL},
         },
         "judge": {"type": ["object", "null"]},
+        "evidence": EVIDENCE_SCHEMA,
         "metrics": {
             "type": "object",
             "minProperties": 1,
@@ -79,7 +108,7 @@ BUNDLE_SCHEMA = {
         "content_sha256",
     ],
     "properties": {
-        "schema": {"const": SCHEMA_ID},
+        "schema": {"enum": list(SCHEMA_IDS)},
         "created": {"type": "string"},
         "conceptcomb_version": {"type": "string"},
         "framework": {
@@ -122,15 +151,25 @@ def _schema_problems(bundle: Any) -> list[str]:
     return problems
 
 
-def validate_bundle(bundle: Any) -> list[str]:
-    """Every problem found (empty list: the bundle is valid)."""
-    problems = [f"secret: {found}" for found in find_secrets(bundle)]
-    problems += _schema_problems(bundle)
+@dataclass
+class BundleCheck:
+    problems: list[str] = field(default_factory=list)  # empty: the bundle is valid
+    tasks: list[TaskCheck] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        return not self.problems
+
+
+def check_bundle(bundle: Any, data_dir: str | None = None) -> BundleCheck:
+    """Every problem found, and each task's verification state."""
+    check = BundleCheck([f"secret: {found}" for found in find_secrets(bundle)])
+    check.problems += _schema_problems(bundle)
     if not isinstance(bundle, dict):
-        return problems
+        return check
     recorded = bundle.get("content_sha256")
     if isinstance(recorded, str) and recorded != content_sha256(bundle):
-        problems.append(
+        check.problems.append(
             f"checksum: content_sha256 is {recorded}, but the content hashes to "
             f"{content_sha256(bundle)}: the bundle was edited after `conceptcomb submit-bundle` "
             "wrote it; make it again from the results"
@@ -138,16 +177,36 @@ def validate_bundle(bundle: Any) -> list[str]:
     for index, task in enumerate(bundle.get("tasks") or []):
         if not isinstance(task, dict):
             continue
+        where = f"bundle.tasks[{index}]"
         for number, record in enumerate(task.get("datasets") or []):
             if isinstance(record, dict):
-                where = f"bundle.tasks[{index}].datasets[{number}]"
-                problems += [f"data: {p}" for p in check_record(record, where)]
-    return problems
+                problems = check_record(record, f"{where}.datasets[{number}]")
+                check.problems += [f"data: {p}" for p in problems]
+        task_check = check_task(task, where, data_dir)
+        leaks = find_secrets(task_check.items, f"{where}.evidence.items")
+        check.problems += [f"secret: {found}" for found in leaks]
+        check.problems += task_check.problems
+        check.tasks.append(task_check)
+    return check
 
 
-def validate_file(path: Path) -> list[str]:
+def validate_bundle(bundle: Any, data_dir: str | None = None) -> list[str]:
+    """Every problem found (empty list: the bundle is valid)."""
+    return check_bundle(bundle, data_dir).problems
+
+
+def read_bundle_file(path: Path) -> Any:
+    """The bundle's JSON; DataFormatError-like message as a problem when unreadable."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def check_file(path: Path, data_dir: str | None = None) -> BundleCheck:
     try:
-        bundle = json.loads(path.read_text(encoding="utf-8"))
+        bundle = read_bundle_file(path)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        return [f"{path}: not a JSON file ({err})"]
-    return validate_bundle(bundle)
+        return BundleCheck([f"{path}: not a JSON file ({err})"])
+    return check_bundle(bundle, data_dir)
+
+
+def validate_file(path: Path, data_dir: str | None = None) -> list[str]:
+    return check_file(path, data_dir).problems

@@ -1,0 +1,254 @@
+"""Per-item evidence of a run: what a bundle carries so that a maintainer can check it.
+
+For every item a bundle stores its stable id (the sha256 of the dataset file the item comes
+from and the item's key there), the raw model reply (N replies for the multi-oracle), what
+the task parsed from it, each judge question with the judge's rating, and the per-item
+scores the framework aggregated. The records come from where the frameworks keep them:
+
+* lm-eval: the ``samples_<task>_*.jsonl`` beside the results (``--log_samples``);
+* Inspect: the log's samples;
+* ``conceptcomb score``: its ``--samples-output`` file.
+
+In all three the per-item record is the one the shared scoring core wrote
+(`conceptcomb.ccpt.scoring.ItemScore.to_json` ...), so the same reply gives the same
+evidence whichever framework ran it. Each benchmark's `EvidenceAdapter` turns those records
+into compact evidence items and checks them again (`conceptcomb.report.verify`).
+
+In the bundle the items of a task are one gzip-compressed, base64-encoded JSON array
+(``tasks[i].evidence.data``) with the sha256 of the uncompressed JSON beside it.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import gzip
+import hashlib
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+from conceptcomb.common.errors import DataFormatError
+
+EVIDENCE_FORMAT = "conceptcomb-evidence/1"
+ENCODING = "gzip+base64"
+
+
+@dataclass
+class RawItem:
+    """One item as a run recorded it, before it becomes evidence."""
+
+    doc: dict[str, Any]  # the item as the run saw it (lm-eval doc, Inspect metadata)
+    replies: list[str]  # the raw reply (N of them for the multi-oracle)
+    record: dict[str, Any] | None  # the scoring core's per-item record, when kept
+    scores: dict[str, float]  # the per-item metrics the framework aggregated (defined only)
+
+
+class EvidenceAdapter(Protocol):
+    """What a benchmark provides to put its items in a bundle and check them again."""
+
+    def item_key(self, task: str, doc: dict[str, Any], data_dir: str | None = None) -> str | None:
+        """The item's key, ``<dataset file stem>:<key in that file>`` (None: unknown)."""
+
+    def evidence_item(self, task: str, raw: RawItem) -> dict[str, Any]:
+        """The compact evidence of one item (without its id)."""
+
+    def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:
+        """The task's items in the pinned dataset, by key (cheap to load)."""
+
+    def check_item(self, task: str, item: Any, evidence: dict[str, Any]) -> list[str]:
+        """What is wrong with one item's evidence (empty: it holds)."""
+
+    def aggregate(
+        self, task: str, scores: list[dict[str, float]]
+    ) -> dict[str, tuple[float, float | None]]:
+        """The task's metrics (value, standard error) from per-item scores."""
+
+    def rescore_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> dict:
+        """The items as rescoring needs them, by key."""
+
+    def questions(
+        self, task: str, item: Any, evidence: dict[str, Any]
+    ) -> list[tuple[str, float | None]]:
+        """(judge prompt, stored rating) of every judge question of one item."""
+
+    def rescored(
+        self, task: str, item: Any, evidence: dict[str, Any], ratings: dict[str, Any]
+    ) -> dict[str, float]:
+        """The item's scores from the judge's new replies (keyed by prompt)."""
+
+
+@dataclass
+class ItemSet:
+    items: dict[str, Any]  # key -> the benchmark's item
+    file_sha256: dict[str, str]  # file stem -> the pinned sha256
+
+    def item_id(self, key: str) -> str | None:
+        sha = self.file_sha256.get(key.split(":", 1)[0])
+        return f"{sha}:{key}" if sha else None
+
+
+def adapter(benchmark: str) -> EvidenceAdapter | None:
+    if benchmark == "ccpt":
+        from conceptcomb.report.evidence_ccpt import CcptEvidence
+
+        return CcptEvidence()
+    if benchmark == "mcrae":
+        from conceptcomb.report.evidence_mcrae import McraeEvidence
+
+        return McraeEvidence()
+    return None
+
+
+def missing_reason(benchmark: str) -> str:
+    return (
+        f"per-item checks of {benchmark} are not implemented yet (corpus-level metrics): its "
+        "rows stay unverified"
+    )
+
+
+# --- numbers ---------------------------------------------------------------------------------
+def defined(values: dict[str, Any] | None) -> dict[str, float]:
+    """Finite numbers only: NaN and None mark undefined values, left out as the means do."""
+    out = {}
+    for name, value in (values or {}).items():
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if math.isfinite(value):
+            out[name] = float(value)
+    return out
+
+
+def close(a: float | None, b: float | None) -> bool:
+    """Equal up to floating-point rounding (the frameworks sum in their own order)."""
+    if a is None or b is None:
+        return a is b
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
+# --- encoding --------------------------------------------------------------------------------
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def encode(items: list[dict[str, Any]]) -> dict[str, Any]:
+    body = _canonical(items)
+    packed = gzip.compress(body, compresslevel=9, mtime=0)
+    return {
+        "format": EVIDENCE_FORMAT,
+        "items": len(items),
+        "encoding": ENCODING,
+        "sha256": hashlib.sha256(body).hexdigest(),
+        "data": base64.b64encode(packed).decode("ascii"),
+    }
+
+
+def decode(record: dict[str, Any], where: str) -> list[dict[str, Any]]:
+    """The items of an evidence record; DataFormatError naming ``where`` when unreadable."""
+    try:
+        body = gzip.decompress(base64.b64decode(record["data"], validate=True))
+        items = json.loads(body)
+    except (KeyError, TypeError, ValueError, OSError, EOFError) as err:
+        raise DataFormatError(f"{where}.data: not gzip+base64 JSON ({err})") from err
+    if hashlib.sha256(body).hexdigest() != record.get("sha256"):
+        raise DataFormatError(
+            f"{where}.sha256 does not match the items: the evidence was edited after it was written"
+        )
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        raise DataFormatError(f"{where}.data: expected a list of item objects")
+    return items
+
+
+# --- reading the runs' records ---------------------------------------------------------------
+@lru_cache(maxsize=8)
+def full_inspect_log(path: str) -> Any:
+    """An Inspect log with its samples (read once for the prompts' hash and the evidence)."""
+    from inspect_ai.log import read_eval_log
+
+    return read_eval_log(path)
+
+
+def lm_eval_samples_path(results: Path, task: str) -> Path | None:
+    stamp = results.stem.removeprefix("results_")
+    path = results.parent / f"samples_{task}_{stamp}.jsonl"
+    return path if path.is_file() else None
+
+
+def _json_lines(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise DataFormatError(f"{path}:{number}: not a JSON line ({err}).") from err
+
+
+def _as_record(value: Any) -> dict[str, Any] | None:
+    """The scoring core's record that lm-eval logged as a filter's output: lm-eval writes
+    it as Python prints a dict (``str``), read back with `ast.literal_eval` (literals only)."""
+    if isinstance(value, dict):
+        return value
+    if not isinstance(value, str) or not value.startswith("{"):
+        return None
+    try:
+        parsed = ast.literal_eval(value)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        try:
+            parsed = json.loads(value)
+        except json.JSONDecodeError:
+            return None
+    return parsed if isinstance(parsed, dict) and "metrics" in parsed else None
+
+
+def lm_eval_items(samples: Path) -> list[RawItem]:
+    rows = sorted(_json_lines(samples), key=lambda row: row.get("doc_id", 0))
+    items = []
+    for row in rows:
+        resps = row.get("resps") or [[]]
+        replies = [str(reply) for reply in (resps[0] if resps else [])]
+        filtered = row.get("filtered_resps") or [None]
+        metrics = {name: row.get(name) for name in row.get("metrics") or []}
+        # Without a filter ("none") the filtered response is the reply itself.
+        record = _as_record(filtered[0]) if row.get("filter") != "none" else None
+        items.append(RawItem(row.get("doc") or {}, replies, record, metrics))
+    return items
+
+
+def inspect_items(log_path: Path) -> tuple[list[RawItem], str | None]:
+    """The log's samples; with a reason instead when they cannot serve as evidence."""
+    log = full_inspect_log(str(log_path))
+    samples = log.samples or []
+    if not samples:
+        return [], "the Inspect log holds no samples"
+    if any(sample.epoch != 1 for sample in samples):
+        return [], "the Inspect run has several epochs: per-item evidence takes one reply per item"
+    items = []
+    for sample in samples:
+        if sample.output is None or not sample.scores:
+            return [], f"sample {sample.id} of the Inspect log has no output or no score"
+        choices = sample.output.choices
+        replies = (
+            [choice.message.text for choice in choices]
+            if len(choices) > 1
+            else [sample.output.completion]
+        )
+        score = next(iter(sample.scores.values()))
+        value = score.value if isinstance(score.value, dict) else {}
+        metadata = score.metadata if isinstance(score.metadata, dict) else None
+        items.append(RawItem(dict(sample.metadata or {}), replies, metadata, dict(value)))
+    return items, None
+
+
+def score_items(samples: Path) -> list[RawItem]:
+    """A ``conceptcomb score --samples-output`` file: the core's records with the replies."""
+    items = []
+    for row in _json_lines(samples):
+        replies = row.get("responses") or [row.get("response", "")]
+        doc = row.get("doc") or {"item_id": row.get("item_id", "")}
+        items.append(RawItem(doc, [str(r) for r in replies], row, row.get("metrics") or {}))
+    return items

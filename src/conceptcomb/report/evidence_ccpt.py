@@ -1,0 +1,240 @@
+"""CCPT items in a bundle, and checking them again with the task's own scoring core.
+
+An item's evidence: ``reply``, ``answer`` (the parsed fields, ``in_dict`` whether they came
+from the requested dictionary), ``judged`` ([concept, property, rating] for the noun phrase,
+head and modifier questions, the order of `conceptcomb.ccpt.scoring.ROLES`), ``errors`` (the
+judge's failures) and ``scores``. Multi-oracle items hold ``replies``, one such record per
+reply in ``samples`` (with that reply's scores), and the best-of-N ``scores``.
+
+Checking re-runs `plan_item` (parse, the judge questions the answer asks) and `finish_item`
+(the metrics from the stored ratings) on the item as the pinned dataset holds it.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from conceptcomb.ccpt.data import CCPT_DATASET, CcptItem, load_items
+from conceptcomb.ccpt.metrics import aggregate
+from conceptcomb.ccpt.oracle import base_spec, best_of, oracle_metric_infos
+from conceptcomb.ccpt.scoring import ItemScore, finish_item, plan_item, without_judge
+from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
+from conceptcomb.report.evidence import ItemSet, RawItem, close, defined
+from conceptcomb.scorers.judges import JudgeReply
+
+FAILED_IN_RUN = "the judge failed on this question in the run"
+
+
+@lru_cache(maxsize=32)
+def _items(task: str, data_dir: str | None) -> tuple[CcptItem, ...]:
+    return tuple(load_items(spec_by_name(task), data_dir))
+
+
+def _content(item: CcptItem) -> tuple[str, ...]:
+    return (item.combination, item.root, item.modifier, item.property, item.label)
+
+
+@lru_cache(maxsize=32)
+def _by_content(task: str, data_dir: str | None) -> dict[tuple[str, ...], str]:
+    return {_content(item): item.item_id for item in _items(task, data_dir)}
+
+
+def _scores_text(scores: dict[str, float], names: list[str]) -> str:
+    return ", ".join(f"{n}={scores[n]:g}" if n in scores else f"{n}=–" for n in names)
+
+
+class CcptEvidence:
+    # --- building ------------------------------------------------------------------------
+    def item_key(self, task: str, doc: dict[str, Any], data_dir: str | None = None) -> str | None:
+        """The doc's item id, or the test item with the same fields (a user's JSONL)."""
+        key = str(doc.get("item_id") or "")
+        if key:
+            return key
+        try:
+            item = CcptItem.from_doc(doc)
+        except Exception:  # a doc without the item fields: no key
+            return None
+        return _by_content(task, data_dir).get(_content(item))
+
+    def evidence_item(self, task: str, raw: RawItem) -> dict[str, Any]:
+        spec = spec_by_name(task)
+        if spec.oracle:
+            samples = (raw.record or {}).get("samples") or []
+            records = []
+            for k, reply in enumerate(raw.replies):
+                sample = samples[k] if k < len(samples) else None
+                record = _reply_evidence(base_spec(spec), raw.doc, reply, sample)
+                if sample is not None:  # each reply's own scores, the best of them below
+                    record["scores"] = defined(sample.get("metrics"))
+                records.append(record)
+            return {
+                "replies": [record.pop("reply") for record in records],
+                "samples": records,
+                "scores": defined(raw.scores),
+            }
+        reply = raw.replies[0] if raw.replies else ""
+        return {**_reply_evidence(spec, raw.doc, reply, raw.record), "scores": defined(raw.scores)}
+
+    # --- checking ------------------------------------------------------------------------
+    def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:
+        items = _items(task, data_dir)
+        shas = {Path(f.name).stem: f.sha256 for f in CCPT_DATASET.files}
+        return ItemSet({item.item_id: item for item in items}, shas)
+
+    def check_item(self, task: str, item: CcptItem, evidence: dict[str, Any]) -> list[str]:
+        spec = spec_by_name(task)
+        if not spec.oracle:
+            problems, metrics = _check_reply(spec, item, evidence)
+            return problems or _check_scores(evidence, metrics, "its answer and ratings")
+        replies, samples = evidence.get("replies"), evidence.get("samples")
+        if not isinstance(replies, list) or not isinstance(samples, list) or not replies:
+            return ["a multi-oracle item needs its replies and one record per reply"]
+        if len(replies) != len(samples):
+            return [f"{len(replies)} replies but {len(samples)} reply records"]
+        problems, scored = [], []
+        for number, (reply, sample) in enumerate(zip(replies, samples, strict=True), start=1):
+            found, metrics = _check_reply(base_spec(spec), item, {**sample, "reply": reply})
+            if not found and "scores" in sample:
+                found = _check_scores(sample, metrics, "its answer and ratings")
+            problems += [f"reply {number}: {problem}" for problem in found]
+            scored.append(metrics or {})
+        if problems:
+            return problems
+        return _check_scores(evidence, best_of(spec, scored), "the best of its replies")
+
+    def aggregate(
+        self, task: str, scores: list[dict[str, float]]
+    ) -> dict[str, tuple[float, float | None]]:
+        spec = spec_by_name(task)
+        infos = oracle_metric_infos(spec) if spec.oracle else None
+        return {
+            name: (value.value, value.stderr)
+            for name, value in aggregate(spec, scores, infos).items()
+        }
+
+    # --- asking the judge again ----------------------------------------------------------
+    def rescore_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> dict:
+        return {item.item_id: item for item in _items(task, data_dir)}
+
+    def questions(
+        self, task: str, item: CcptItem, evidence: dict[str, Any]
+    ) -> list[tuple[str, float | None]]:
+        """(prompt, stored rating) of every question the item's replies ask."""
+        asked = []
+        for spec, record in _replies(spec_by_name(task), evidence):
+            planned = plan_item(spec, item, str(record.get("reply", "")))
+            stored = [row[2] for row in record.get("judged") or []]
+            ratings = stored if len(stored) == len(planned.questions) else [None] * 3
+            asked += [
+                (question.prompt, rating)
+                for question, rating in zip(planned.questions.values(), ratings, strict=False)
+            ]
+        return asked
+
+    def rescored(
+        self, task: str, item: CcptItem, evidence: dict[str, Any], ratings: dict[str, Any]
+    ) -> dict[str, float]:
+        spec = spec_by_name(task)
+        scored = []
+        for reply_spec, record in _replies(spec, evidence):
+            planned = plan_item(reply_spec, item, str(record.get("reply", "")))
+            done = finish_item(reply_spec, planned, ratings) if planned.questions else planned
+            scored.append(done.metrics)
+        return defined(best_of(spec, scored) if spec.oracle else scored[0])
+
+
+def _replies(
+    spec: CcptTaskSpec, evidence: dict[str, Any]
+) -> list[tuple[CcptTaskSpec, dict[str, Any]]]:
+    """(the spec a reply is scored with, its record with the reply) of each reply."""
+    if not spec.oracle:
+        return [(spec, evidence)]
+    replies, samples = evidence.get("replies") or [], evidence.get("samples") or []
+    return [
+        (base_spec(spec), {**sample, "reply": reply})
+        for reply, sample in zip(replies, samples, strict=False)
+    ]
+
+
+def _reply_evidence(
+    spec: CcptTaskSpec, doc: dict[str, Any], reply: str, record: dict[str, Any] | None
+) -> dict[str, Any]:
+    """One reply's evidence from the core's record (`ItemScore.to_json`)."""
+    if record is None:
+        # The run kept only the metrics (lm-eval's type prediction has no filter): what it
+        # parsed is what the same core parses now.
+        record = plan_item(spec, CcptItem.from_doc(doc), reply).to_json()
+        record["judged"] = {}
+    evidence: dict[str, Any] = {"reply": reply, "answer": record.get("answer")}
+    if evidence["answer"] is not None:
+        evidence["in_dict"] = record.get("answer_in_dict_format")
+    judged = record.get("judged") or {}
+    errors = list(record.get("errors") or [])
+    rows = [[q.get("concept"), q.get("property"), q.get("rating")] for q in judged.values()]
+    # Questions without a rating and without a failure: the judge was off.
+    if rows and (errors or any(row[2] is not None for row in rows)):
+        evidence["judged"] = rows
+    if errors:
+        evidence["errors"] = errors
+    return evidence
+
+
+def _check_reply(
+    spec: CcptTaskSpec, item: CcptItem, evidence: dict[str, Any]
+) -> tuple[list[str], dict[str, float] | None]:
+    """Problems of one reply's evidence, and the metrics its stored ratings give."""
+    reply = evidence.get("reply")
+    if not isinstance(reply, str):
+        return ["no reply stored"], None
+    planned = plan_item(spec, item, reply)
+    parsed = planned.answer.fields if planned.answer else None
+    in_dict = planned.answer.in_dict if planned.answer else None
+    same = parsed == evidence.get("answer")
+    if not same or (parsed is not None and in_dict != evidence.get("in_dict")):
+        return [
+            f"the stored reply parses to {json.dumps(parsed)} (in the dictionary: {in_dict}), "
+            f"but the bundle stores the answer {json.dumps(evidence.get('answer'))} "
+            f"(in the dictionary: {evidence.get('in_dict')})"
+        ], None
+    judged = evidence.get("judged")
+    if judged is None:
+        result = without_judge(spec, planned) if planned.questions else planned
+        return [], result.metrics
+    asked = [[q.concept, q.prop] for q in planned.questions.values()]
+    rows_ok = isinstance(judged, list) and all(
+        isinstance(row, list) and len(row) == 3 for row in judged
+    )
+    if not rows_ok or [row[:2] for row in judged] != asked:
+        return [
+            f"the judge questions stored, {json.dumps(judged)}, are not the ones its answer "
+            f"asks: {json.dumps(asked)}"
+        ], None
+    return [], _from_ratings(spec, planned, [row[2] for row in judged]).metrics
+
+
+def _from_ratings(spec: CcptTaskSpec, planned: ItemScore, ratings: list[Any]) -> ItemScore:
+    replies = {
+        question.prompt: JudgeReply(rating=None, error=FAILED_IN_RUN)
+        if rating is None
+        else JudgeReply(rating=float(rating))
+        for question, rating in zip(planned.questions.values(), ratings, strict=True)
+    }
+    return finish_item(spec, planned, replies)
+
+
+def _check_scores(evidence: dict[str, Any], metrics: dict[str, float] | None, what: str) -> list:
+    computed = defined(metrics)
+    stored = evidence.get("scores")
+    if not isinstance(stored, dict):
+        return ["no per-item scores stored"]
+    names = computed.keys() | stored.keys()
+    differ = sorted(n for n in names if not close(computed.get(n), stored.get(n)))
+    if not differ:
+        return []
+    return [
+        f"the per-item scores stored ({_scores_text(stored, differ)}) are not those "
+        f"{what} give ({_scores_text(computed, differ)})"
+    ]
