@@ -104,7 +104,12 @@ class LlamaServer:
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in __exit__
 
     def __enter__(self) -> LlamaServer:
-        self._process = subprocess.Popen(self.command, stdout=subprocess.DEVNULL, stderr=self._log)
+        # llama.cpp's OpenMP threads spin while they wait: on a machine busy with other work
+        # that makes generation up to ten times slower; passive waiting costs little when idle.
+        env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ}
+        self._process = subprocess.Popen(
+            self.command, stdout=subprocess.DEVNULL, stderr=self._log, env=env
+        )
         self._wait_ready(timeout=120.0)
         return self
 
