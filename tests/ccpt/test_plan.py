@@ -53,12 +53,15 @@ def plan_cli(tmp_path: Path, *args: str) -> tuple[dict, list[dict]]:
     return json.loads(out.read_text()), read_jsonl(questions) if questions.stat().st_size else []
 
 
+def score(task: str, path: Path, judge: list[str], output: Path) -> None:
+    """A real rescoring run: `conceptcomb score`, which asks the judge."""
+    assert main(["score", task, "--predictions", str(path), "--output", str(output), *judge]) == 0
+
+
 def score_all(files: list[Path], judge: list[str], tmp_path: Path) -> None:
     for number, path in enumerate(files):
         task = path.name.removeprefix("samples_").rsplit("_", 1)[0]
-        output = tmp_path / f"scored-{number}.json"
-        assert main(["score", task, "--predictions", str(path), "--output", str(output),
-                     *judge]) == 0  # fmt: skip
+        score(task, path, judge, tmp_path / f"scored-{number}.json")
 
 
 def test_plan_of_saved_replies_is_what_the_judge_is_then_asked(tmp_path: Path, capsys) -> None:
@@ -208,3 +211,23 @@ def test_plan_matches_a_judged_lm_eval_run(tmp_path: Path) -> None:
         lm_eval(tmp_path / "judged")
     assert {q["prompt"] for q in questions} == set(judge.stats.attempts)
     assert plan["judge_requests"] == judge.stats.requests == len(questions) > 30
+
+
+def test_oracle_replies_are_planned_all_n(tmp_path: Path) -> None:
+    """Multi-oracle: every one of the N replies of an item raises its questions."""
+    spec = CcptTaskSpec("pi_emergent")
+    items = load_items(spec)[:10]
+    path = tmp_path / "oracle.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        for number, item in enumerate(items):
+            responses = [dataset_answer(spec, item), json.dumps({"property": f"odd {number}"})]
+            handle.write(json.dumps({"doc": item.as_doc(), "responses": responses}) + "\n")
+    with LoopbackServer() as server:
+        judge = ["--judge-base-url", server.base_url, "--judge-cache", str(tmp_path / "c.sqlite")]
+        plan, questions = plan_cli(
+            tmp_path, "ccpt_pi_emergent_oracle", "--predictions", str(path), *judge
+        )
+        score("ccpt_pi_emergent_oracle", path, judge, tmp_path / "scored.json")
+    assert plan["tasks"][0]["replies"] == 20
+    assert {q["prompt"] for q in questions} == set(server.stats.attempts)
+    assert plan["judge_requests"] == server.stats.requests > 40

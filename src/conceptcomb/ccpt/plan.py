@@ -124,8 +124,7 @@ def plan_from_predictions(spec: CcptTaskSpec, path: Path) -> TaskPlan:
     if spec.oracle:
         from conceptcomb.ccpt.oracle_rescore import read_oracle_predictions
 
-        groups, _, named = read_oracle_predictions(path)
-        docs = [(doc, replies, origin) for doc, replies, origin in groups]
+        docs, _, named = read_oracle_predictions(path)
     else:
         predictions = read_predictions(path)
         named = predictions.task
