@@ -15,7 +15,7 @@ SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "harness_overhead.
 
 @pytest.mark.slow
 def test_harness_overhead_benchmark_runs() -> None:
-    done = subprocess.run([sys.executable, str(SCRIPT), "--limit", "3"],
+    done = subprocess.run([sys.executable, str(SCRIPT), "--limit", "3", "--repeats", "1"],
                           capture_output=True, text=True, timeout=900)  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     last = done.stdout.strip().splitlines()[-1]
