@@ -27,6 +27,7 @@ alternating order, and the fastest run counts.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import os
 import re
@@ -37,9 +38,11 @@ import sys
 import tempfile
 import textwrap
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import conceptcomb
 from conceptcomb.ccpt.data import CcptItem, load_items
 from conceptcomb.ccpt.lm_eval_hooks import build_docs
 from conceptcomb.ccpt.plan import dataset_answer
@@ -250,6 +253,24 @@ def fixed_replies(docs: dict[str, list[dict[str, str]]]) -> dict[str, str]:
     return replies
 
 
+def installed_from_here() -> bool:
+    """Whether the conceptcomb imported is the one installed (Inspect checks which installed
+    distribution provides each task; for code imported from elsewhere, e.g. a checkout on
+    PYTHONPATH beside an install of another one, it scans every distribution, ~0.5 s a task)."""
+    try:
+        distribution = importlib.metadata.distribution("conceptcomb")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    here = Path(conceptcomb.__file__).resolve().parent
+    direct = json.loads(distribution.read_text("direct_url.json") or "{}")
+    if direct.get("dir_info", {}).get("editable"):
+        root = Path(urllib.parse.urlparse(direct["url"]).path).resolve()
+        return here.is_relative_to(root)
+    return any(
+        Path(str(f.locate())).resolve() == here / "__init__.py" for f in distribution.files or []
+    )
+
+
 def entry_point_seconds(env: dict[str, str]) -> float:
     """Import time of the Inspect entry point, which every ``inspect eval`` loads."""
     code = ("import time, inspect_ai; start = time.perf_counter(); "
@@ -355,6 +376,11 @@ def report(runs: Runs, n_items: int, entry_point: float | None) -> None:
         )
     if entry_point is not None:
         print(f"Inspect entry point, imported by every inspect eval: {entry_point:.2f} s")
+        if not installed_from_here():
+            print(f"note: {Path(conceptcomb.__file__).parent} is not the installed conceptcomb, "
+                  "so Inspect scans every installed distribution for each task (~0.5 s a task, "
+                  "before the first request); install this tree (pip install -e .) to measure "
+                  "what users get")  # fmt: skip
     print("summary, plugin / bare wall time: " + "; ".join(summary))
 
 
