@@ -29,8 +29,6 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-import lemminflect
-
 from conceptcomb.common.errors import DataFormatError
 from conceptcomb.common.wordnet import wordnet
 
@@ -116,6 +114,15 @@ def feature_heads(feature: str) -> tuple[str, ...]:
     return tuple(heads)
 
 
+@functools.cache
+def _lemminflect() -> Any:
+    """lemminflect, imported on first use: it imports spaCy and torch (seconds), and this
+    module is imported by every ``inspect eval`` through the package's entry point."""
+    import lemminflect
+
+    return lemminflect
+
+
 def base_forms(word: str) -> set[str]:
     """The word and its lemmas (legs -> leg, flies -> fly, u.s. -> u.s.)."""
     reader = wordnet()
@@ -126,7 +133,7 @@ def base_forms(word: str) -> set[str]:
         lemma = reader.morphy(word, pos)
         if lemma:
             forms.add(lemma.lower())
-    for lemmas in lemminflect.getAllLemmas(word).values():
+    for lemmas in _lemminflect().getAllLemmas(word).values():
         forms.update(lemma.lower() for lemma in lemmas)
     return forms
 
@@ -174,12 +181,12 @@ def inflections(word: str) -> set[str]:
     words already ending in -s would be guesses, so those words only stand for themselves.
     """
     forms: set[str] = set()
-    for values in lemminflect.getAllInflections(word).values():
+    for values in _lemminflect().getAllInflections(word).values():
         forms.update(values)
     guessable = "-" not in word and not word.endswith("s")  # afters: not "afterses"
-    if not forms and guessable and not lemminflect.getAllLemmas(word):
+    if not forms and guessable and not _lemminflect().getAllLemmas(word):
         for pos in {_INFLECTION_POS[s.pos()] for s in wordnet().synsets(word)} & _OOV_POS:
-            for values in lemminflect.getAllInflectionsOOV(word, pos).values():
+            for values in _lemminflect().getAllInflectionsOOV(word, pos).values():
                 forms.update(values)
     return {form.lower() for form in forms}
 

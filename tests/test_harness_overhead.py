@@ -1,0 +1,24 @@
+"""benchmarks/harness_overhead.py runs end to end (on a few items: the figures are the
+script's to print, never a test's to assert)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "harness_overhead.py"
+
+
+@pytest.mark.slow
+def test_harness_overhead_benchmark_runs() -> None:
+    done = subprocess.run([sys.executable, str(SCRIPT), "--limit", "3", "--repeats", "1"],
+                          capture_output=True, text=True, timeout=900)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith("summary, plugin / bare wall time: lm-eval judge off ")
+    assert re.search(r"Inspect judge off \d+\.\d\d \(CPU \d+\.\d\d\)", last)
+    assert "Inspect entry point, imported by every inspect eval" in done.stdout
