@@ -39,6 +39,7 @@ from conceptcomb.common.results import ScoreReport
 from conceptcomb.mcrae.data import ESSLLI_NOUNS_DATASET, MCRAE_DATASET
 from conceptcomb.report import cli as report_cli
 from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.scorers.judges import packaged_smollm2_gguf
 from conceptcomb.scorers.rating import JudgeUsage
 
 DATASETS: dict[str, PinnedDataset] = {
@@ -85,6 +86,17 @@ def run_smollm2(args: argparse.Namespace) -> int:
     print(shlex.join(["lm_eval", *lm_eval_args, "--apply_chat_template", "--tasks", "TASK"]))
     print("# Inspect, offline (HF_HUB_OFFLINE=1: else the hf provider looks the name up):")
     print("HF_HUB_OFFLINE=1 " + shlex.join(["inspect", "eval", "conceptcomb/TASK", *inspect_args]))
+    gguf = packaged_smollm2_gguf()
+    server = ["python", "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias",
+              smollm2.SERVED_NAME, "--host", "127.0.0.1", "--port", "8000"]  # fmt: skip
+    print("# Faster on a CPU (what `conceptcomb demo` does): llama.cpp's OpenAI-compatible server")
+    print(shlex.join(server))
+    model_args = (
+        f"model={smollm2.SERVED_NAME},base_url=http://127.0.0.1:8000/v1/chat/completions,"
+        "tokenized_requests=False,tokenizer_backend=None"
+    )
+    print(shlex.join(["lm_eval", "--model", "local-chat-completions", "--model_args",
+                      model_args, "--apply_chat_template", "--tasks", "TASK"]))  # fmt: skip
     print(
         "# Judged tasks (CCPT, cggc_*_verified) need a judge: --metadata "
         '\'{"judge": "local"}\' (lm-eval) or -T judge=local (Inspect) for the offline one, or '
