@@ -75,7 +75,9 @@ def test_lm_eval_run_stops_before_generation(
         assert server.stats.refused == 1 and server.stats.requests == 0
     printed = done.stdout + done.stderr
     assert done.returncode != 0
-    assert "JudgeError: The judge at http://127.0.0.1" in printed
+    # one line, no traceback (conceptcomb's excepthook under lm_eval)
+    assert "conceptcomb: error: The judge at http://127.0.0.1" in printed
+    assert "Traceback" not in printed
     assert "refused the API key" in printed and "sk-wrong" not in printed
     assert "Initializing hf model" in printed  # the model was loaded ...
     assert "Running generate_until requests" not in printed  # ... and never asked anything
