@@ -35,8 +35,11 @@ def test_tasks_path_holds_the_yaml(capsys) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.shared_data  # the demo runs CCPT too when its files are there
 def test_demo_runs_offline_with_the_local_judge(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "conceptcomb.cli", "demo", "--limit", "2",
+    # --engine hf: lm-eval's hf runner and the transformers judge (the default engine is
+    # tested as users run it in tests/test_first_contact.py)
+    command = [sys.executable, "-m", "conceptcomb.cli", "demo", "--engine", "hf", "--limit", "2",
                "--max-gen-toks", "32", "--output-path", str(tmp_path)]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -49,7 +52,10 @@ def test_demo_runs_offline_with_the_local_judge(tmp_path: Path) -> None:
 
 def _printed_commands(out: str) -> dict[str, list[str]]:
     lines = [line for line in out.splitlines() if not line.startswith("#")]
-    return {shlex.split(line)[0]: shlex.split(line) for line in lines}
+    commands: dict[str, list[str]] = {}
+    for line in lines:  # the first command of each program: the hf runner's for lm_eval
+        commands.setdefault(shlex.split(line)[0], shlex.split(line))
+    return commands
 
 
 def test_smollm2_prints_offline_model_options(tmp_path: Path, capsys) -> None:

@@ -17,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from conceptcomb.ccpt.answers import LEMMA
 from conceptcomb.ccpt.data import CCPT_DATASET, CcptItem, load_items
 from conceptcomb.ccpt.metrics import aggregate
 from conceptcomb.ccpt.oracle import base_spec, best_of, oracle_metric_infos
@@ -125,7 +126,7 @@ class CcptEvidence:
         """(prompt, stored rating) of every question the item's replies ask."""
         asked = []
         for spec, record in _replies(spec_by_name(task), evidence):
-            planned = plan_item(spec, item, str(record.get("reply", "")))
+            planned = _plan(spec, item, record)
             stored = [row[2] for row in record.get("judged") or []]
             ratings = stored if len(stored) == len(planned.questions) else [None] * 3
             asked += [
@@ -140,10 +141,16 @@ class CcptEvidence:
         spec = spec_by_name(task)
         scored = []
         for reply_spec, record in _replies(spec, evidence):
-            planned = plan_item(reply_spec, item, str(record.get("reply", "")))
+            planned = _plan(reply_spec, item, record)
             done = finish_item(reply_spec, planned, ratings) if planned.questions else planned
             scored.append(done.metrics)
         return defined(best_of(spec, scored) if spec.oracle else scored[0])
+
+
+def _plan(spec: CcptTaskSpec, item: CcptItem, evidence: dict[str, Any]) -> ItemScore:
+    """The reply parsed and its questions, with the modifier rule the run judged with."""
+    rule = evidence.get("npc_modifier") or LEMMA
+    return plan_item(spec, item, str(evidence.get("reply", "")), rule)
 
 
 def _replies(
@@ -171,6 +178,9 @@ def _reply_evidence(
     evidence: dict[str, Any] = {"reply": reply, "answer": record.get("answer")}
     if evidence["answer"] is not None:
         evidence["in_dict"] = record.get("answer_in_dict_format")
+    rule = (record.get("modifier") or {}).get("rule")
+    if rule:  # noun phrase completion: the modifier rule the run judged with
+        evidence["npc_modifier"] = rule
     judged = record.get("judged") or {}
     errors = list(record.get("errors") or [])
     rows = [[q.get("concept"), q.get("property"), q.get("rating")] for q in judged.values()]
@@ -189,7 +199,7 @@ def _check_reply(
     reply = evidence.get("reply")
     if not isinstance(reply, str):
         return ["no reply stored"], None
-    planned = plan_item(spec, item, reply)
+    planned = _plan(spec, item, evidence)
     parsed = planned.answer.fields if planned.answer else None
     in_dict = planned.answer.in_dict if planned.answer else None
     same = parsed == evidence.get("answer")

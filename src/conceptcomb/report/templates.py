@@ -26,23 +26,29 @@ def _digest(value: Any) -> str:
 
 # --- the judges ------------------------------------------------------------------------------
 def relevance_judge_templates() -> dict[str, str]:
+    from conceptcomb.scorers.judges import RELEVANCE_SCHEMA
     from conceptcomb.scorers.relevance import relevance_prompt
 
-    return {"judge/relevance": relevance_prompt(CONCEPT, PROPERTY)}
+    # The answer's schema too: with judge_response_format it constrains what the judge writes.
+    return {
+        "judge/relevance": relevance_prompt(CONCEPT, PROPERTY),
+        "judge/relevance_schema": json.dumps(RELEVANCE_SCHEMA, sort_keys=True),
+    }
 
 
 def verifier_templates() -> dict[str, str]:
     from conceptcomb.cggc.relations import TEMPLATES
     from conceptcomb.cggc.verification import statement
-    from conceptcomb.scorers.verification import VerificationQuestion
+    from conceptcomb.scorers.verification import VERDICT_SCHEMA, VerificationQuestion
 
     relations = [*TEMPLATES, "<OtherRelation>"]  # the last: the bare-triple statement
-    return {
+    templates = {
         f"verifier/{relation}": VerificationQuestion(
             "<sentence>", HEAD, relation, "<tail>", statement(HEAD, relation, "<tail>")
         ).prompt
         for relation in relations
     }
+    return {**templates, "verifier/schema": json.dumps(VERDICT_SCHEMA, sort_keys=True)}
 
 
 # --- the benchmarks --------------------------------------------------------------------------

@@ -93,7 +93,8 @@ class ServerStats:
     refused: int = 0  # answered 401 (bad key) or 404 (unknown model)
     answered: int = 0
     faults: int = 0
-    attempts: dict[str, int] = field(default_factory=dict)
+    attempts: dict[str, int] = field(default_factory=dict)  # judge questions only
+    check_attempts: dict[str, int] = field(default_factory=dict)  # preflight requests
     unknown: set[tuple[str, str]] = field(default_factory=set)  # strict: pairs not in the table
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -104,8 +105,9 @@ class ServerStats:
                 self.requests += 1
             else:
                 self.checks += 1
-            attempt = self.attempts.get(prompt, 0)
-            self.attempts[prompt] = attempt + 1
+            seen = self.attempts if question else self.check_attempts
+            attempt = seen.get(prompt, 0)
+            seen[prompt] = attempt + 1
             return attempt
 
 

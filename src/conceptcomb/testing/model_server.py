@@ -32,9 +32,9 @@ class ModelServer(LoopbackServer):
         self.first = self.last = None
         self.asked = self.unknown = 0
 
-    async def _route(self, method: str, path: str, body: bytes) -> bytes:
+    async def _route(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> bytes:
         if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
-            return await super()._route(method, path, body)
+            return await super()._route(method, path, body, headers)
         now = time.time()
         self.first = self.first or now
         self.last, self.asked = now, self.asked + 1

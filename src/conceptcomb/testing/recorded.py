@@ -102,6 +102,8 @@ def build_group_bundle(out: Path, data_dir: str | None = None) -> Path:
                 "--output", str(result),
                 "--samples-output", str(out / f"{spec.name}.samples.jsonl"),
                 "--model-name", MODEL_NAME,
+                # the recorded ratings are for the annotated modifiers as written
+                *(["--npc-modifier", "surface"] if spec.kind == NPC_EMERGENT else []),
             )  # fmt: skip
             results.append(str(result))
     _cli("submit-bundle", *results, "--out", str(out / "bundles"))
