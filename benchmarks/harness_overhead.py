@@ -66,10 +66,10 @@ class TimedModelServer(ModelServer):
     pid: int | None = None
     first_cpu: float | None = None
 
-    async def _route(self, method: str, path: str, body: bytes) -> bytes:
+    async def _route(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> bytes:
         if self.first is None and method == "POST" and self.pid is not None:
             self.first_cpu = process_cpu(self.pid)
-        return await super()._route(method, path, body)
+        return await super()._route(method, path, body, headers)
 
 
 @dataclass

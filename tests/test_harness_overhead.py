@@ -14,6 +14,7 @@ SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "harness_overhead.
 
 
 @pytest.mark.slow
+@pytest.mark.shared_data  # the ccpt group reads the CCPT files
 def test_harness_overhead_benchmark_runs() -> None:
     done = subprocess.run([sys.executable, str(SCRIPT), "--limit", "3", "--repeats", "1"],
                           capture_output=True, text=True, timeout=900)  # fmt: skip
