@@ -24,7 +24,6 @@ import errno
 import importlib.util
 import json
 import os
-import random
 import socket
 import threading
 from abc import ABC, abstractmethod
@@ -34,7 +33,13 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from conceptcomb.common.errors import ConfigError, JudgeError
-from conceptcomb.scorers.chat_client import APIConnectionError, APIError, ChatClient, Endpoint
+from conceptcomb.scorers.chat_client import (
+    APIConnectionError,
+    APIError,
+    ChatClient,
+    Endpoint,
+    retry_delay,
+)
 from conceptcomb.scorers.judge_settings import JudgeSettings, check_base_url
 from conceptcomb.scorers.relevance import MAX_RATING, MIN_RATING, parse_relevance
 
@@ -131,11 +136,13 @@ class OpenAIJudge(Judge):
         api_key = os.environ.get(settings.judge_api_key_env) or "EMPTY"
         # Only to scrub it from error messages an endpoint might echo.
         self._secret = api_key if api_key != "EMPTY" else None
-        shown = [redact_url(url) for url in base_urls]
+        endpoints: dict[str, str] = {}  # as shown -> as given (one per endpoint)
+        for url in base_urls:
+            endpoints.setdefault(redact_url(url), url)
         # Replicas serve one judge: the identity (the cache key) names the set of endpoints,
         # sorted, so neither the order given nor the replica that answered changes it.
-        self.endpoint = ",".join(sorted(set(shown)))
-        self.replicas = len(base_urls)
+        self.endpoint = ",".join(sorted(endpoints))
+        self.replicas = len(endpoints)
         self.identity = (
             f"openai-chat|{self.endpoint}|{self.model}"
             f"|temperature=0|max_tokens={settings.judge_max_tokens}"
@@ -145,7 +152,7 @@ class OpenAIJudge(Judge):
         # Why no question can succeed (refused key, unknown model), once the endpoint said so.
         self.unusable: str | None = None
         self._client = ChatClient(
-            list(zip(base_urls, shown, strict=True)),
+            [(url, shown) for shown, url in endpoints.items()],
             api_key=api_key,
             timeout=settings.judge_timeout,
             max_retries=settings.judge_max_retries,
@@ -216,7 +223,7 @@ class OpenAIJudge(Judge):
             except (ValueError, MalformedResponse) as err:
                 if attempt >= self.settings.judge_max_retries:
                     raise MalformedResponse(f"{type(err).__name__}: {shorten(str(err))}") from None
-                await asyncio.sleep(_backoff(attempt))
+                await asyncio.sleep(retry_delay(attempt, None))
                 attempt += 1
                 continue
             reply.input_tokens += prompt_tokens
@@ -323,11 +330,6 @@ def _transient(err: BaseException) -> bool:
     if status is None:
         return _unreachable(err) is None
     return status in (408, 409, 429) or status >= 500
-
-
-def _backoff(attempt: int) -> float:
-    """The openai client's own schedule: 0.5 s doubling up to 8 s, minus up to 25% jitter."""
-    return min(0.5 * 2.0**attempt, 8.0) * (1 - 0.25 * random.random())
 
 
 def _completion_parts(data: Any) -> tuple[str, int, int]:
