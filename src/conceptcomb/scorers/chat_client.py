@@ -13,6 +13,8 @@ policy is the SDK's (``openai._base_client``), so faults are handled as before:
   (0, 120] s, else 0.5 s doubling up to 8 s, minus up to 25% jitter;
 * timeouts: ``judge_timeout`` to connect and between bytes read, as the SDK's aiohttp
   transport maps a float timeout;
+* proxies: ``HTTP_PROXY`` / ``HTTPS_PROXY`` / ``NO_PROXY`` are honoured as by the SDK, read
+  once per endpoint (aiohttp's ``trust_env`` reads them again on every request);
 * what still fails raises an `APIError` named as the SDK names it (``AuthenticationError``,
   ``RateLimitError``, ``InternalServerError``, ``APIConnectionError``, ``APITimeoutError``
   ...), with its message (``Error code: 401 - {...}``) and the endpoint it came from.
@@ -31,9 +33,11 @@ import math
 import os
 import random
 import time
+import urllib.request
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 
@@ -117,7 +121,17 @@ def status_error(status: int, body: bytes, endpoint: str) -> APIStatusError:
 class Endpoint:
     shown: str  # the base URL as logs and messages show it
     url: str  # its /chat/completions
+    proxy: str | None = None  # from HTTP(S)_PROXY unless NO_PROXY names the host
     in_flight: int = 0
+
+
+def environment_proxy(url: str) -> str | None:
+    """The proxy the environment sets for ``url`` (``*_PROXY``, minus ``NO_PROXY``)."""
+    parts = urlsplit(url)
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if proxy is None or urllib.request.proxy_bypass(parts.hostname or ""):
+        return None
+    return proxy
 
 
 class ChatClient:
@@ -136,7 +150,8 @@ class ChatClient:
         per_endpoint: int,
     ) -> None:
         self.endpoints = [
-            Endpoint(shown, f"{url.rstrip('/')}/chat/completions") for url, shown in endpoints
+            Endpoint(shown, f"{url.rstrip('/')}/chat/completions", environment_proxy(url))
+            for url, shown in endpoints
         ]
         self.max_retries = max_retries
         self.per_endpoint = per_endpoint
@@ -191,7 +206,7 @@ class ChatClient:
             self.http_requests += 1
             headers: Mapping[str, str] | None = None
             try:
-                async with session.post(target.url, data=body) as response:
+                async with session.post(target.url, data=body, proxy=target.proxy) as response:
                     raw = await response.read()
                     status, headers = response.status, response.headers
             except asyncio.TimeoutError as err:  # aiohttp's connect and read timeouts
