@@ -106,22 +106,26 @@ def servers(
             process.wait()
 
 
-def settings(urls: list[str], concurrency: int, cache: str = "off") -> JudgeSettings:
+def settings(
+    urls: list[str], concurrency: int, latency: float, cache: str = "off"
+) -> JudgeSettings:
     return JudgeSettings.resolve(
         {
             "judge_base_url": urls,  # a list, as lm-eval's --metadata JSON gives it
             "judge_concurrency": concurrency,  # per endpoint
             "judge_cache": cache,
-            "judge_timeout": 1.0,
+            # 1 s at 50 ms: the faulty run's stalled responses (3 s) time out and are retried.
+            "judge_timeout": max(1.0, 4 * latency),
             "judge_max_retries": 6,
         }
     )
 
 
-def score(items, replies, urls: list[str], concurrency: int, cache: str = "off") -> Run:
+def score(items, replies, urls: list[str], concurrency: int, latency: float, cache="off") -> Run:
     """The CCPT items through lm-eval's judge filter path: plan, judge, aggregate."""
+    options = settings(urls, concurrency, latency, cache)
     start, cpu = time.perf_counter(), time.process_time()
-    scores, usage = score_replies(SPEC, items, replies, settings(urls, concurrency, cache))
+    scores, usage = score_replies(SPEC, items, replies, options)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     assert usage is not None
     metrics = {k: v.value for k, v in aggregate(SPEC, [s.metrics for s in scores]).items()}
@@ -129,10 +133,11 @@ def score(items, replies, urls: list[str], concurrency: int, cache: str = "off")
                usage.failures, metrics, {})  # fmt: skip
 
 
-def ask(prompts: list[str], urls: list[str], concurrency: int) -> Run:
+def ask(prompts: list[str], urls: list[str], concurrency: int, latency: float) -> Run:
     """Distinct questions straight through a rating session (the curve's points)."""
+    options = settings(urls, concurrency, latency)
     start, cpu = time.perf_counter(), time.process_time()
-    replies, usage, _ = rate_prompts(settings(urls, concurrency), prompts)
+    replies, usage, _ = rate_prompts(options, prompts)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     ratings = {prompt: reply.rating for prompt, reply in replies.items()}
     return Run(seconds, cpu, usage.requests, usage.http_requests or 0, usage.questions,
@@ -169,11 +174,11 @@ def main() -> None:
     asked = 3 * len(items)
     ideal = args.concurrency / args.latency
     with servers(1, args.latency) as urls:
-        clean = score(items, replies, urls, args.concurrency)
+        clean = score(items, replies, urls, args.concurrency, args.latency)
         cache = os.path.join(tempfile.mkdtemp(prefix="judge-bench-"), "cache.sqlite")
-        cached = score(items, replies, urls, args.concurrency, cache)
+        cached = score(items, replies, urls, args.concurrency, args.latency, cache)
     with servers(1, args.latency, FAULTS) as urls:
-        faulty = score(items, replies, urls, args.concurrency)
+        faulty = score(items, replies, urls, args.concurrency, args.latency)
     same = all(abs(faulty.metrics[k] - v) < 1e-9 for k, v in clean.metrics.items())
     print(f"items: {len(items)}, judge questions: {asked}, latency {args.latency * 1000:.0f} ms, "
           f"{args.concurrency} in flight")  # fmt: skip
@@ -201,8 +206,8 @@ def main() -> None:
         row = curve.setdefault(latency, {})
         with servers(1, latency) as urls:
             for in_flight in CURVE:
-                run = ask(questions(point_size(in_flight, latency, args.point_seconds,
-                                               clean.questions)), urls, in_flight)  # fmt: skip
+                size = point_size(in_flight, latency, args.point_seconds, clean.questions)
+                run = ask(questions(size), urls, in_flight, latency)
                 row[in_flight] = run.rate() / (in_flight / latency)
                 print(f"  {latency * 1000:5.0f} ms, {in_flight:3d} in flight: {run.rate():6.0f} "
                       f"req/s of {in_flight / latency:6.0f}, ratio {row[in_flight]:.2f} "
@@ -217,8 +222,8 @@ def main() -> None:
         count = point_size(2 * per_endpoint, latency, args.point_seconds, 2 * clean.questions)
         prompts = questions(count, offset=10**6)
         with servers(2, latency) as urls:
-            one = ask(prompts, urls[:1], per_endpoint)
-            two = ask(prompts, urls, per_endpoint)
+            one = ask(prompts, urls[:1], per_endpoint, latency)
+            two = ask(prompts, urls, per_endpoint, latency)
         scaling[latency] = two.rate() / one.rate()
         agree = agree and two.ratings == one.ratings and not (one.failures or two.failures)
         print(f"two judges vs one at {latency * 1000:.0f} ms, {per_endpoint} in flight each: "
