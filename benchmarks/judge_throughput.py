@@ -22,6 +22,8 @@ own process with a fixed added latency, and prints:
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import os
 import random
 import re
@@ -144,6 +146,28 @@ def ask(prompts: list[str], urls: list[str], concurrency: int, latency: float) -
                usage.failures, {}, ratings)  # fmt: skip
 
 
+def bare(prompts: list[str], url: str, in_flight: int) -> float:
+    """Requests per second of a bare aiohttp loop (no judge code) sending the same requests:
+    the most any asyncio client gets from this server on this machine at this moment."""
+    import aiohttp
+
+    async def go() -> float:
+        limit = asyncio.Semaphore(in_flight)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+
+            async def one(prompt: str) -> None:
+                body = {"model": "gpt-4o", "messages": [{"role": "user", "content": prompt}],
+                        "temperature": 0.0, "max_tokens": 1024}  # fmt: skip
+                async with limit, session.post(f"{url}/chat/completions", json=body) as answer:
+                    json.loads(await answer.read())
+
+            start = time.perf_counter()
+            await asyncio.gather(*(one(prompt) for prompt in prompts))
+            return len(prompts) / (time.perf_counter() - start)
+
+    return asyncio.run(go())
+
+
 def questions(count: int, offset: int = 0) -> list[str]:
     return [relevance_prompt(f"concept {offset + i}", f"property {i % 97}") for i in range(count)]
 
@@ -175,6 +199,8 @@ def main() -> None:
     ideal = args.concurrency / args.latency
     with servers(1, args.latency) as urls:
         clean = score(items, replies, urls, args.concurrency, args.latency)
+        reference = questions(clean.questions, offset=2 * 10**6)
+        floor = bare(reference, urls[0], args.concurrency) / ideal
         cache = os.path.join(tempfile.mkdtemp(prefix="judge-bench-"), "cache.sqlite")
         cached = score(items, replies, urls, args.concurrency, args.latency, cache)
     with servers(1, args.latency, FAULTS) as urls:
@@ -190,6 +216,8 @@ def main() -> None:
     print(f"clean run, disk cache on: {cached.requests} ratings committed in {cached.seconds:.2f} "
           f"s; ratio {cached.rate() / ideal:.2f}; client CPU "
           f"{cached.cpu / cached.requests * 1e6:.0f} us/request")  # fmt: skip
+    print(f"bare aiohttp loop, same requests and server, no judge code: ratio {floor:.2f} (the "
+          f"most this machine and server allow now)")  # fmt: skip
     print(f"faulty run (10% of first attempts: 4% 429, 4% 500, 2% stalled): "
           f"{faulty.http_requests - faulty.requests} transport retries, "
           f"{faulty.failures} failures, {faulty.seconds:.2f} s")  # fmt: skip
@@ -237,7 +265,8 @@ def main() -> None:
     )
     twice = " ".join(f"{s:.2f}x@{latency * 1000:.0f}ms" for latency, s in scaling.items())
     print(f"summary: ratio {clean.rate() / ideal:.2f} at {args.concurrency} in flight and "
-          f"{args.latency * 1000:.0f} ms (cache on {cached.rate() / ideal:.2f}) | {points} | "
+          f"{args.latency * 1000:.0f} ms (cache on {cached.rate() / ideal:.2f}, bare aiohttp "
+          f"{floor:.2f}) | {points} | "
           f"two judges/one {twice} | faulty = clean {same}, {faulty.failures} failures | "
           f"load {os.getloadavg()[0]:.2f}")  # fmt: skip
 

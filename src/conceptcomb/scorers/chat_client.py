@@ -138,7 +138,7 @@ class ChatClient:
     """One aiohttp session (opened in the running event loop on first use) for all endpoints.
 
     ``per_endpoint`` is the most requests one endpoint gets at once; the caller keeps the
-    total below ``per_endpoint * len(endpoints)`` (`RatingSession` does).
+    total at ``per_endpoint * len(endpoints)`` at most (`RatingSession` does).
     """
 
     def __init__(
