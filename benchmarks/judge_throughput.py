@@ -1,13 +1,20 @@
-"""Judge throughput, deduplication and fault tolerance, measured in one run.
+"""Judge throughput, deduplication, fault tolerance and replicas, measured in one run.
 
-Starts the loopback OpenAI-compatible judge in its own process with a fixed added latency,
-scores a few thousand synthetic CCPT property-induction replies through the same code path
-as lm-eval's judge filter (`conceptcomb.ccpt.scoring.score_replies`), and prints:
+Starts loopback OpenAI-compatible judges (`conceptcomb.testing.judge_server`), each in its
+own process with a fixed added latency, and prints:
 
-* requests per second against the ideal concurrency / latency, as a ratio;
+* the clean run: a few thousand synthetic CCPT property-induction replies scored through the
+  code path of lm-eval's judge filter (`conceptcomb.ccpt.scoring.score_replies`), requests
+  per second against the ideal in-flight / latency, as a ratio; the same with the disk
+  cache on; the client's CPU time per request;
 * how many judge questions deduplication saved;
 * whether a run with injected faults (429 with Retry-After, 500, stalled responses past the
-  client timeout) ends with the same metrics as the clean run, and with zero failures.
+  client timeout) ends with the same metrics as the clean run, and with zero failures;
+* the curve: the ratio at 8, 32, 128 and 256 requests in flight, at each latency of
+  ``--curve-latencies`` (50 ms and 1 s: real APIs are nearer 1 s);
+* two loopback judges (``judge_base_url`` listing both) against one, ``judge_concurrency``
+  requests in flight on each, and whether both give the same ratings;
+* one summary line of ratios.
 
     python benchmarks/judge_throughput.py [--items 3000] [--concurrency 32] [--latency 0.05]
 """
@@ -15,6 +22,8 @@ as lm-eval's judge filter (`conceptcomb.ccpt.scoring.score_replies`), and prints
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import os
 import random
 import re
@@ -22,6 +31,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from conceptcomb.ccpt.data import CcptItem
@@ -29,18 +40,27 @@ from conceptcomb.ccpt.metrics import aggregate
 from conceptcomb.ccpt.scoring import score_replies
 from conceptcomb.ccpt.tasks import CcptTaskSpec
 from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.scorers.rating import rate_prompts
+from conceptcomb.scorers.relevance import relevance_prompt
 
 SPEC = CcptTaskSpec("pi_emergent")
+CURVE = (8, 32, 128, 256)
+FAULTS = {"rate-limited": 0.04, "server-error": 0.04, "stalled": 0.02, "stall-seconds": 3.0}
 
 
 @dataclass
 class Run:
     seconds: float
+    cpu: float  # the client's CPU seconds (this process: the judge client, not the servers)
     requests: int
     http_requests: int
     questions: int
     failures: int
     metrics: dict[str, float]
+    ratings: dict[str, float | None]
+
+    def rate(self) -> float:
+        return self.requests / self.seconds
 
 
 def synthetic_task(n_items: int, seed: int) -> tuple[list[CcptItem], list[str]]:
@@ -74,28 +94,88 @@ def start_server(latency: float, faults: dict[str, float]) -> tuple[subprocess.P
     return server, match.group(1)
 
 
-def score(items, replies, concurrency: int, latency: float, faults: dict[str, float]) -> Run:
-    server, base_url = start_server(latency, faults)
+@contextmanager
+def servers(
+    count: int, latency: float, faults: dict[str, float] | None = None
+) -> Iterator[list[str]]:
+    """``count`` loopback judges, each in its own process; their base URLs."""
+    started = [start_server(latency, faults or {}) for _ in range(count)]
     try:
-        settings = JudgeSettings.resolve(
-            {
-                "judge_base_url": base_url,
-                "judge_concurrency": concurrency,
-                "judge_cache": "off",  # measure the judge, not the cache
-                "judge_timeout": 1.0,
-                "judge_max_retries": 6,
-            }
-        )
-        start = time.perf_counter()
-        scores, usage = score_replies(SPEC, items, replies, settings)
-        seconds = time.perf_counter() - start
+        yield [url for _, url in started]
     finally:
-        server.terminate()
-        server.wait()
+        for process, _ in started:
+            process.terminate()
+            process.wait()
+
+
+def settings(
+    urls: list[str], concurrency: int, latency: float, cache: str = "off"
+) -> JudgeSettings:
+    return JudgeSettings.resolve(
+        {
+            "judge_base_url": urls,  # a list, as lm-eval's --metadata JSON gives it
+            "judge_concurrency": concurrency,  # per endpoint
+            "judge_cache": cache,
+            # 1 s at 50 ms: the faulty run's stalled responses (3 s) time out and are retried.
+            "judge_timeout": max(1.0, 4 * latency),
+            "judge_max_retries": 6,
+        }
+    )
+
+
+def score(items, replies, urls: list[str], concurrency: int, latency: float, cache="off") -> Run:
+    """The CCPT items through lm-eval's judge filter path: plan, judge, aggregate."""
+    options = settings(urls, concurrency, latency, cache)
+    start, cpu = time.perf_counter(), time.process_time()
+    scores, usage = score_replies(SPEC, items, replies, options)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     assert usage is not None
     metrics = {k: v.value for k, v in aggregate(SPEC, [s.metrics for s in scores]).items()}
-    return Run(seconds, usage.requests, usage.http_requests or 0, usage.questions,
-               usage.failures, metrics)  # fmt: skip
+    return Run(seconds, cpu, usage.requests, usage.http_requests or 0, usage.questions,
+               usage.failures, metrics, {})  # fmt: skip
+
+
+def ask(prompts: list[str], urls: list[str], concurrency: int, latency: float) -> Run:
+    """Distinct questions straight through a rating session (the curve's points)."""
+    options = settings(urls, concurrency, latency)
+    start, cpu = time.perf_counter(), time.process_time()
+    replies, usage, _ = rate_prompts(options, prompts)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    ratings = {prompt: reply.rating for prompt, reply in replies.items()}
+    return Run(seconds, cpu, usage.requests, usage.http_requests or 0, usage.questions,
+               usage.failures, {}, ratings)  # fmt: skip
+
+
+def bare(prompts: list[str], url: str, in_flight: int) -> float:
+    """Requests per second of a bare aiohttp loop (no judge code) sending the same requests:
+    the most any asyncio client gets from this server on this machine at this moment."""
+    import aiohttp
+
+    async def go() -> float:
+        limit = asyncio.Semaphore(in_flight)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+
+            async def one(prompt: str) -> None:
+                body = {"model": "gpt-4o", "messages": [{"role": "user", "content": prompt}],
+                        "temperature": 0.0, "max_tokens": 1024}  # fmt: skip
+                async with limit, session.post(f"{url}/chat/completions", json=body) as answer:
+                    json.loads(await answer.read())
+
+            start = time.perf_counter()
+            await asyncio.gather(*(one(prompt) for prompt in prompts))
+            return len(prompts) / (time.perf_counter() - start)
+
+    return asyncio.run(go())
+
+
+def questions(count: int, offset: int = 0) -> list[str]:
+    return [relevance_prompt(f"concept {offset + i}", f"property {i % 97}") for i in range(count)]
+
+
+def point_size(in_flight: int, latency: float, seconds: float, cap: int) -> int:
+    """Requests for one point: ``seconds`` at the ideal rate (at most ``cap``), and never
+    fewer than ten full rounds of ``in_flight``."""
+    return max(10 * in_flight, min(round(in_flight / latency * seconds), cap))
 
 
 def main() -> None:
@@ -103,25 +183,41 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument(
+        "--curve-latencies", default="0.05,1", help="seconds, comma-separated: 8-256 in flight"
+    )
+    parser.add_argument(
+        "--point-seconds", type=float, default=5.0, help="a curve point's length at ideal rate"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     os.environ.setdefault("CONCEPTCOMB_CACHE_DIR", tempfile.mkdtemp(prefix="judge-bench-"))
+    print(f"load average (1 min) at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
 
     items, replies = synthetic_task(args.items, args.seed)
     asked = 3 * len(items)
-    clean = score(items, replies, args.concurrency, args.latency, {})
-    faults = {"rate-limited": 0.04, "server-error": 0.04, "stalled": 0.02, "stall-seconds": 3.0}
-    faulty = score(items, replies, args.concurrency, args.latency, faults)
-
     ideal = args.concurrency / args.latency
-    achieved = clean.requests / clean.seconds
+    with servers(1, args.latency) as urls:
+        clean = score(items, replies, urls, args.concurrency, args.latency)
+        reference = questions(clean.questions, offset=2 * 10**6)
+        floor = bare(reference, urls[0], args.concurrency) / ideal
+        cache = os.path.join(tempfile.mkdtemp(prefix="judge-bench-"), "cache.sqlite")
+        cached = score(items, replies, urls, args.concurrency, args.latency, cache)
+    with servers(1, args.latency, FAULTS) as urls:
+        faulty = score(items, replies, urls, args.concurrency, args.latency)
     same = all(abs(faulty.metrics[k] - v) < 1e-9 for k, v in clean.metrics.items())
     print(f"items: {len(items)}, judge questions: {asked}, latency {args.latency * 1000:.0f} ms, "
           f"{args.concurrency} in flight")  # fmt: skip
     print(f"deduplication: {clean.questions} distinct questions asked for {asked} "
           f"({1 - clean.questions / asked:.1%} saved)")  # fmt: skip
-    print(f"clean run: {clean.requests} requests in {clean.seconds:.2f} s = {achieved:.0f} req/s; "
-          f"ideal {ideal:.0f} req/s; ratio {achieved / ideal:.2f}")  # fmt: skip
+    print(f"clean run: {clean.requests} requests in {clean.seconds:.2f} s = {clean.rate():.0f} "
+          f"req/s; ideal {ideal:.0f} req/s; ratio {clean.rate() / ideal:.2f}; client CPU "
+          f"{clean.cpu / clean.requests * 1e6:.0f} us/request")  # fmt: skip
+    print(f"clean run, disk cache on: {cached.requests} ratings committed in {cached.seconds:.2f} "
+          f"s; ratio {cached.rate() / ideal:.2f}; client CPU "
+          f"{cached.cpu / cached.requests * 1e6:.0f} us/request")  # fmt: skip
+    print(f"bare aiohttp loop, same requests and server, no judge code: ratio {floor:.2f} (the "
+          f"most this machine and server allow now)")  # fmt: skip
     print(f"faulty run (10% of first attempts: 4% 429, 4% 500, 2% stalled): "
           f"{faulty.http_requests - faulty.requests} transport retries, "
           f"{faulty.failures} failures, {faulty.seconds:.2f} s")  # fmt: skip
@@ -129,6 +225,50 @@ def main() -> None:
         f"faulty metrics equal clean metrics: {same} "
         f"(E {clean.metrics['E']:.4f} vs {faulty.metrics['E']:.4f})"
     )
+
+    # The curve: ratio of achieved to ideal (in flight / latency) requests per second.
+    curve: dict[float, dict[int, float]] = {}
+    latencies = [float(value) for value in args.curve_latencies.split(",") if value.strip()]
+    print("curve: ratio of achieved to ideal requests/s (requests per point)")
+    for latency in latencies:
+        row = curve.setdefault(latency, {})
+        with servers(1, latency) as urls:
+            for in_flight in CURVE:
+                size = point_size(in_flight, latency, args.point_seconds, clean.questions)
+                run = ask(questions(size), urls, in_flight, latency)
+                row[in_flight] = run.rate() / (in_flight / latency)
+                print(f"  {latency * 1000:5.0f} ms, {in_flight:3d} in flight: {run.rate():6.0f} "
+                      f"req/s of {in_flight / latency:6.0f}, ratio {row[in_flight]:.2f} "
+                      f"({run.requests} requests, client CPU "
+                      f"{run.cpu / run.requests * 1e6:.0f} us/request)")  # fmt: skip
+
+    # Two judges against one, judge_concurrency requests in flight on each endpoint.
+    scaling: dict[float, float] = {}
+    agree = True
+    for latency in latencies:
+        per_endpoint = 32 if latency < 0.5 else 128
+        count = point_size(2 * per_endpoint, latency, args.point_seconds, 2 * clean.questions)
+        prompts = questions(count, offset=10**6)
+        with servers(2, latency) as urls:
+            one = ask(prompts, urls[:1], per_endpoint, latency)
+            two = ask(prompts, urls, per_endpoint, latency)
+        scaling[latency] = two.rate() / one.rate()
+        agree = agree and two.ratings == one.ratings and not (one.failures or two.failures)
+        print(f"two judges vs one at {latency * 1000:.0f} ms, {per_endpoint} in flight each: "
+              f"{one.rate():.0f} -> {two.rate():.0f} req/s = {scaling[latency]:.2f}x "
+              f"(ideal 2x; {count} requests)")  # fmt: skip
+    print(f"two judges' ratings equal one judge's: {agree}")
+
+    points = " | ".join(
+        f"{latency * 1000:.0f} ms: " + " ".join(f"{n}:{ratio:.2f}" for n, ratio in row.items())
+        for latency, row in curve.items()
+    )
+    twice = " ".join(f"{s:.2f}x@{latency * 1000:.0f}ms" for latency, s in scaling.items())
+    print(f"summary: ratio {clean.rate() / ideal:.2f} at {args.concurrency} in flight and "
+          f"{args.latency * 1000:.0f} ms (cache on {cached.rate() / ideal:.2f}, bare aiohttp "
+          f"{floor:.2f}) | {points} | "
+          f"two judges/one {twice} | faulty = clean {same}, {faulty.failures} failures | "
+          f"load {os.getloadavg()[0]:.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":

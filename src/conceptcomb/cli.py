@@ -134,9 +134,13 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("judge (default: the paper's gpt-4o at OpenAI)")
     group.add_argument("--judge", choices=["openai", "local", "off"])
     group.add_argument("--judge-model", help="model name, or a local model path for --judge local")
-    group.add_argument("--judge-base-url", help="OpenAI-compatible endpoint, e.g. a vLLM server")
+    group.add_argument(
+        "--judge-base-url",
+        help="OpenAI-compatible endpoint, e.g. a vLLM server; several, comma-separated, share "
+        "the load (replicas serving the same model)",
+    )
     group.add_argument("--judge-api-key-env", help="NAME of the variable holding the API key")
-    group.add_argument("--judge-concurrency", type=int, help="requests in flight (16)")
+    group.add_argument("--judge-concurrency", type=int, help="requests in flight per endpoint (16)")
     group.add_argument("--judge-max-retries", type=int, help="retries of 429/5xx/timeouts (5)")
     group.add_argument("--judge-format-retries", type=int, help="re-asks of malformed answers (3)")
     group.add_argument("--judge-timeout", type=float, help="seconds per request (60)")

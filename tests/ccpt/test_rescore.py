@@ -202,6 +202,32 @@ def test_a_killed_run_resumes_without_asking_again(tmp_path: Path) -> None:
         assert server.stats.requests - asked_before == distinct - cached
 
 
+def test_a_killed_run_loses_at_most_what_was_in_flight(tmp_path: Path) -> None:
+    """Ratings share commits under load, but a request keeps its slot until its rating is on
+    disk: every answer the judge gave beyond the requests in flight was committed."""
+    items = load_items(SPEC)[:100]
+    path = write_jsonl(
+        tmp_path / "preds.jsonl", items, [gold_reply("pi_emergent", i) for i in items]
+    )
+    cache, in_flight = tmp_path / "judge.sqlite", 4
+    distinct = len({(i.combination, i.root, i.modifier) for i in items}) * 3
+    with LoopbackServer(latency=0.05) as server:
+        command = [sys.executable, "-m", "conceptcomb.cli", "score", SPEC.name, "--predictions",
+                   str(path), "--judge-base-url", server.base_url, "--judge-cache", str(cache),
+                   "--judge-concurrency", str(in_flight)]  # fmt: skip
+        run = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 60
+        while server.stats.answered < 30 and time.time() < deadline:
+            time.sleep(0.01)
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+        time.sleep(0.2)  # requests in flight at the kill are answered into closed sockets
+        answered = server.stats.answered
+    cached = sqlite3.connect(cache).execute("SELECT COUNT(*) FROM ratings").fetchone()[0]
+    assert 30 <= answered < distinct  # killed mid-way
+    assert answered - in_flight <= cached <= answered
+
+
 def test_calibration_with_the_papers_judge_matches_its_recorded_ratings(
     ccpt_dir: Path, tmp_path: Path, fresh_cache: Path, capsys
 ) -> None:
@@ -236,7 +262,8 @@ def test_calibration_with_the_local_judge(capsys) -> None:
 
 def test_throughput_benchmark_runs(tmp_path: Path) -> None:
     script = Path(__file__).resolve().parents[2] / "benchmarks" / "judge_throughput.py"
-    done = subprocess.run([sys.executable, str(script), "--items", "150", "--latency", "0.01"],
+    done = subprocess.run([sys.executable, str(script), "--items", "150", "--latency", "0.01",
+                           "--curve-latencies", "0.01"],
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
     assert "faulty metrics equal clean metrics: True" in done.stdout

@@ -189,3 +189,20 @@ def test_running_inside_an_event_loop() -> None:
 
     with LoopbackServer() as server:
         assert asyncio.run(inside(server)) == 3
+
+
+def test_the_environment_proxy_is_used(monkeypatch, fresh_cache: Path) -> None:
+    """HTTP_PROXY is honoured (as by the openai SDK): the judge's host need not resolve."""
+    with LoopbackServer() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{proxy.port}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        url, retries = "http://judge.invalid:8000/v1", "0"  # no retries: the failure is at once
+        settings = JudgeSettings.resolve({"judge_base_url": url, "judge_max_retries": retries})
+        replies, usage, _ = rate_prompts(settings, PROMPTS[:3])
+        assert proxy.stats.requests == 3 and usage.failures == 0
+        monkeypatch.setenv("NO_PROXY", "judge.invalid")
+        _, bypassed, _ = rate_prompts(settings, PROMPTS[3:4])
+        assert proxy.stats.requests == 3 and bypassed.failures == 1  # no proxy: unresolvable
+    for (concept, prop), prompt in zip(PAIRS, PROMPTS[:3], strict=False):
+        assert replies[prompt].rating == deterministic_rating(concept.capitalize(), prop)

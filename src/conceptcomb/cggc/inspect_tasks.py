@@ -304,7 +304,7 @@ def _define_verified(spec: CggcTaskSpec) -> Callable[..., Task]:
         spice_jars: str | None = None,
         judge: str | None = None,
         judge_model: str | None = None,
-        judge_base_url: str | None = None,
+        judge_base_url: str | list[str] | None = None,
         judge_api_key_env: str | None = None,
         judge_concurrency: int | None = None,
         judge_cache: str | None = None,

@@ -160,6 +160,8 @@ def _judge_text(tasks: list[TaskRun]) -> str:
             return f"judge: {task.judge.get('identity') or task.judge.get('model')}"
         model = task.options.get("judge_model")
         url = task.options.get("judge_base_url")
+        if isinstance(url, list):  # replicas of one judge
+            url = ",".join(str(u) for u in url)
         kind = task.options.get("judge")
         if model or url or kind:
             parts = [str(p) for p in (kind, model, url) if p]

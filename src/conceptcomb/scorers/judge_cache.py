@@ -2,7 +2,9 @@
 
 SQLite in WAL mode: several processes (two lm-eval runs, a rescoring job) can read and
 write the same cache at once without corrupting it, and each rating is committed as soon
-as it arrives, so a run killed halfway re-asks nothing it had already been answered.
+as it arrives (ratings that arrive together share one commit:
+`conceptcomb.scorers.rating.CacheWriter`), so a run killed halfway re-asks nothing it had
+already been answered.
 Only successful ratings are stored: a failure is asked again next time.
 """
 
@@ -12,6 +14,7 @@ import hashlib
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from conceptcomb.common.datafiles import cache_root
@@ -75,11 +78,18 @@ class JudgeCache:
         return found
 
     def put(self, judge_identity: str, prompt: str, rating: float, reply: str) -> None:
-        key = cache_key(judge_identity, prompt)
+        self.put_many(judge_identity, [(prompt, rating, reply)])
+
+    def put_many(self, judge_identity: str, rows: Sequence[tuple[str, float, str]]) -> None:
+        """Store (prompt, rating, reply) rows in one transaction, committed on return."""
+        now = time.time()
+        values = [
+            (cache_key(judge_identity, prompt), judge_identity, prompt, rating, reply, now)
+            for prompt, rating, reply in rows
+        ]
         with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO ratings VALUES (?, ?, ?, ?, ?, ?)",
-                (key, judge_identity, prompt, rating, reply, time.time()),
+            self._conn.executemany(
+                "INSERT OR REPLACE INTO ratings VALUES (?, ?, ?, ?, ?, ?)", values
             )
             self._conn.commit()
 

@@ -10,9 +10,12 @@ option                    environment variable                 meaning
                                                                (transformers, offline) or ``off``
 ``judge_model``           ``CONCEPTCOMB_JUDGE_MODEL``          model name (default ``gpt-4o``, the
                                                                paper's) or local model path
-``judge_base_url``        ``CONCEPTCOMB_JUDGE_BASE_URL``       endpoint, e.g. a vLLM server
+``judge_base_url``        ``CONCEPTCOMB_JUDGE_BASE_URL``       endpoint, e.g. a vLLM server; or
+                                                               several (comma-separated or a
+                                                               list): replicas sharing the load
 ``judge_api_key_env``     ``CONCEPTCOMB_JUDGE_API_KEY_ENV``    NAME of the variable with the key
-``judge_concurrency``     ``CONCEPTCOMB_JUDGE_CONCURRENCY``    requests in flight (default 16)
+``judge_concurrency``     ``CONCEPTCOMB_JUDGE_CONCURRENCY``    requests in flight per endpoint
+                                                               (default 16)
 ``judge_max_retries``     ``CONCEPTCOMB_JUDGE_MAX_RETRIES``    retries of 429/5xx/timeouts (5)
 ``judge_format_retries``  ``CONCEPTCOMB_JUDGE_FORMAT_RETRIES`` re-asks of a malformed answer (3)
 ``judge_timeout``         ``CONCEPTCOMB_JUDGE_TIMEOUT``        seconds per request (60)
@@ -106,7 +109,13 @@ class JudgeSettings:
         if min(self.judge_max_retries, self.judge_format_retries) < 0:
             raise ConfigError("judge_max_retries and judge_format_retries cannot be negative.")
         if self.judge == "openai" and self.judge_base_url:
-            check_base_url(self.judge_base_url, "judge_base_url")
+            if not self.base_urls:
+                raise ConfigError(
+                    f"judge_base_url={self.judge_base_url!r} names no endpoint: give one URL, "
+                    "or several separated by commas (e.g. http://a:8000/v1,http://b:8000/v1)."
+                )
+            for url in self.base_urls:
+                check_base_url(url, "judge_base_url")
 
     def check_credentials(self) -> None:
         """Fail before any generation if the judge cannot be reached for lack of a key."""
@@ -123,6 +132,11 @@ class JudgeSettings:
             )
 
     @property
+    def base_urls(self) -> tuple[str, ...]:
+        """The endpoints of ``judge_base_url``: one, or several replicas of one judge."""
+        return split_base_urls(self.judge_base_url)
+
+    @property
     def model_name(self) -> str:
         if self.judge_model:
             return self.judge_model
@@ -131,6 +145,12 @@ class JudgeSettings:
     @property
     def enabled(self) -> bool:
         return self.judge != "off"
+
+
+def split_base_urls(value: str | None) -> tuple[str, ...]:
+    """``"http://a/v1, http://b/v1"`` -> both URLs, in the order given, without repeats."""
+    urls = (url.strip() for url in (value or "").split(","))
+    return tuple(dict.fromkeys(url for url in urls if url))
 
 
 def check_base_url(url: str, origin: str) -> None:
@@ -160,6 +180,10 @@ def _shown(url: str) -> str:
 
 
 def _coerce(name: str, annotation: Any, raw: Any) -> Any:
+    if name == "judge_base_url" and isinstance(raw, list | tuple):
+        # A JSON list in lm-eval's --metadata, a YAML list in Inspect's -T: kept as the
+        # comma-separated form (endpoint base URLs hold no commas).
+        raw = ",".join(str(url).strip() for url in raw)
     text = str(raw).strip()
     kind = str(annotation)
     try:

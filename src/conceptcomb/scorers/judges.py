@@ -1,15 +1,16 @@
 """Judges that rate how much a concept has a property, on the paper's 1-10 scale.
 
-* `OpenAIJudge`: any OpenAI-compatible chat endpoint (OpenAI, vLLM, ...) through the
-  ``openai`` package, temperature 0, the prompt as a single user message, as the authors'
-  script does. Transport faults (timeouts, 429 with Retry-After, 5xx) are retried by the
-  client with backoff, and an HTTP 200 whose body is no chat completion (bad JSON, no
+* `OpenAIJudge`: any OpenAI-compatible chat endpoint (OpenAI, vLLM, ...), or several
+  replicas of one sharing the load (`conceptcomb.scorers.chat_client`), temperature 0, the
+  prompt as a single user message, as the authors' script does. Transport faults
+  (timeouts, 429 with Retry-After, 5xx) are retried with the openai SDK's policy and
+  backoff, and an HTTP 200 whose body is no chat completion (bad JSON, no
   ``choices``, empty content, not UTF-8) is retried the same way; an answer without a
   rating is asked again up to ``judge_format_retries`` times; what still fails comes back
   as a failure, never as a rating. A refused key (401/403) or an unknown model (404) is
   never retried: the judge answers every later question with that failure, unasked.
-  `OpenAIJudge.preflight` sends one small request before a run and raises `JudgeError`
-  when the judge cannot work (unreachable, refused key, unknown model).
+  `OpenAIJudge.preflight` sends one small request to each endpoint before a run and raises
+  `JudgeError` when the judge cannot work (unreachable, refused key, unknown model).
 * `LocalJudge`: offline, a transformers causal LM; the rating is the expectation of 1..10
   under the next-token distribution after ``{"relevance": `` (no sampling, no parsing).
   On the packaged SmolLM2-135M it only proves the pipeline runs: its ratings do not agree
@@ -21,8 +22,8 @@ from __future__ import annotations
 import asyncio
 import errno
 import importlib.util
+import json
 import os
-import random
 import socket
 import threading
 from abc import ABC, abstractmethod
@@ -32,6 +33,13 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from conceptcomb.common.errors import ConfigError, JudgeError
+from conceptcomb.scorers.chat_client import (
+    APIConnectionError,
+    APIError,
+    ChatClient,
+    Endpoint,
+    retry_delay,
+)
 from conceptcomb.scorers.judge_settings import JudgeSettings, check_base_url
 from conceptcomb.scorers.relevance import MAX_RATING, MIN_RATING, parse_relevance
 
@@ -62,6 +70,7 @@ class Judge(ABC):
     """Rates one prompt. ``identity`` names everything that can change the rating."""
 
     identity: str
+    replicas: int = 1  # endpoints sharing the load, each taking judge_concurrency requests
 
     @abstractmethod
     async def ask(self, prompt: str) -> JudgeReply: ...
@@ -114,20 +123,26 @@ class OpenAIJudge(Judge):
     answer_name, answer_schema = "relevance", RELEVANCE_SCHEMA
 
     def __init__(self, settings: JudgeSettings) -> None:
-        import openai
-
         self.settings = settings
         self.model = settings.model_name
-        base_url = settings.judge_base_url or os.environ.get("OPENAI_BASE_URL")
-        if base_url:
-            check_base_url(
-                base_url, "judge_base_url" if settings.judge_base_url else "OPENAI_BASE_URL"
-            )
+        base_urls = settings.base_urls
+        origin = "judge_base_url"
+        if not base_urls and os.environ.get("OPENAI_BASE_URL"):
+            base_urls, origin = (os.environ["OPENAI_BASE_URL"],), "OPENAI_BASE_URL"
+        for url in base_urls:
+            check_base_url(url, origin)
+        base_urls = base_urls or (DEFAULT_OPENAI_BASE_URL,)
         # A self-hosted endpoint usually needs no key; OpenAI's does (checked up front).
         api_key = os.environ.get(settings.judge_api_key_env) or "EMPTY"
         # Only to scrub it from error messages an endpoint might echo.
         self._secret = api_key if api_key != "EMPTY" else None
-        self.endpoint = redact_url(base_url or DEFAULT_OPENAI_BASE_URL)
+        endpoints: dict[str, str] = {}  # as shown -> as given (one per endpoint)
+        for url in base_urls:
+            endpoints.setdefault(redact_url(url), url)
+        # Replicas serve one judge: the identity (the cache key) names the set of endpoints,
+        # sorted, so neither the order given nor the replica that answered changes it.
+        self.endpoint = ",".join(sorted(endpoints))
+        self.replicas = len(endpoints)
         self.identity = (
             f"openai-chat|{self.endpoint}|{self.model}"
             f"|temperature=0|max_tokens={settings.judge_max_tokens}"
@@ -136,33 +151,33 @@ class OpenAIJudge(Judge):
             self.identity += f"|response_format={settings.judge_response_format}"
         # Why no question can succeed (refused key, unknown model), once the endpoint said so.
         self.unusable: str | None = None
-        # Counts every HTTP request, the client's own retries included.
-        self.http_requests = 0
-
-        async def count(request: Any) -> None:
-            self.http_requests += 1
-
-        self._client = openai.AsyncOpenAI(
+        self._client = ChatClient(
+            [(url, shown) for shown, url in endpoints.items()],
             api_key=api_key,
-            base_url=base_url,
-            max_retries=settings.judge_max_retries,
             timeout=settings.judge_timeout,
-            http_client=_http_client(openai, {"request": [count]}),
+            max_retries=settings.judge_max_retries,
+            per_endpoint=settings.judge_concurrency,
         )
-        self._api_error = openai.APIError
-        self._connection_error = openai.APIConnectionError
-
-    def _body(self, prompt: str) -> dict[str, Any]:
-        body = {
+        # Everything in a request but the prompt, built once.
+        self._request: dict[str, Any] = {
             "model": self.model,
-            "messages": [{"role": "user", "content": prompt}],
             "temperature": 0.0,
-            "max_tokens": self.settings.judge_max_tokens,
+            "max_tokens": settings.judge_max_tokens,
         }
         shape = response_format(
-            self.settings.judge_response_format, self.answer_name, self.answer_schema
+            settings.judge_response_format, self.answer_name, self.answer_schema
         )
-        return body if shape is None else {**body, "response_format": shape}
+        if shape is not None:
+            self._request["response_format"] = shape
+
+    @property
+    def http_requests(self) -> int:
+        """Every HTTP request sent for judge questions, the client's own retries included."""
+        return self._client.http_requests
+
+    def _body(self, prompt: str) -> bytes:
+        messages = [{"role": "user", "content": prompt}]
+        return json.dumps({**self._request, "messages": messages}).encode()
 
     async def ask(self, prompt: str) -> JudgeReply:
         reply = JudgeReply(rating=None)
@@ -172,7 +187,7 @@ class OpenAIJudge(Judge):
                 return reply
             try:
                 text = await self._complete(prompt, reply)
-            except self._api_error as err:
+            except APIError as err:
                 reply.error = self._describe(err)
                 if _status(err) in UNUSABLE_STATUSES:  # never retried, never asked again
                     self.unusable = reply.error = self._unusable_message(err)
@@ -184,29 +199,31 @@ class OpenAIJudge(Judge):
                 return reply
         return reply
 
-    async def _complete(self, prompt: str, reply: JudgeReply, retries: int | None = None) -> str:
+    async def _complete(
+        self,
+        prompt: str,
+        reply: JudgeReply,
+        retries: int | None = None,
+        endpoint: Endpoint | None = None,
+    ) -> str:
         """The text of one chat completion; a body that is none is retried like a 5xx.
 
-        Raises the client's APIError (after its own retries) or `MalformedResponse`.
-        ``retries`` overrides the client's retries (the preflight's first try has none).
+        Raises `APIError` (after the client's own retries) or `MalformedResponse`.
+        ``retries`` overrides the client's retries (the preflight's first try has none);
+        ``endpoint`` pins the request to one endpoint (the preflight checks each).
         """
-        options: Any = {} if retries is None else {"max_retries": retries}
         reply.requests += 1
+        body = self._body(prompt)
         attempt = 0
         while True:
             try:
-                # The SDK's documented raw route: same retries and Retry-After handling as
-                # chat.completions.create, without per-request model (de)serialisation, which
-                # costs more CPU than the request itself at hundreds of requests per second.
-                data = await self._client.post(
-                    "/chat/completions", body=self._body(prompt), cast_to=object, options=options
-                )
+                data = await self._client.post(body, endpoint=endpoint, retries=retries)
                 text, prompt_tokens, completion_tokens = _completion_parts(data)
-            # JSONDecodeError and UnicodeDecodeError are ValueErrors, raised by the SDK.
+            # JSONDecodeError and UnicodeDecodeError are ValueErrors.
             except (ValueError, MalformedResponse) as err:
                 if attempt >= self.settings.judge_max_retries:
                     raise MalformedResponse(f"{type(err).__name__}: {shorten(str(err))}") from None
-                await asyncio.sleep(_backoff(attempt))
+                await asyncio.sleep(retry_delay(attempt, None))
                 attempt += 1
                 continue
             reply.input_tokens += prompt_tokens
@@ -214,29 +231,38 @@ class OpenAIJudge(Judge):
             return text
 
     async def preflight(self) -> None:
-        """One minimal request before the run: `JudgeError` at once when the endpoint cannot
-        be reached, refuses the key, does not know the model or refuses the request; a
-        transient fault is retried as during the run."""
+        """One minimal request to each endpoint before the run: `JudgeError` at once when one
+        cannot be reached, refuses the key, does not know the model or refuses the request;
+        a transient fault is retried as during the run."""
+        counted = self._client.http_requests
+        try:
+            checks = [self._check(endpoint) for endpoint in self._client.endpoints]
+            errors = await asyncio.gather(*checks, return_exceptions=True)
+        finally:
+            # The check is no judge question: it runs alone, and stays out of the usage.
+            self._client.http_requests = counted
+        for error in errors:  # the first endpoint, in the order given, that cannot work
+            if isinstance(error, BaseException):
+                raise error
+
+    async def _check(self, endpoint: Endpoint) -> None:
         reply = JudgeReply(rating=None)
-        counted = self.http_requests
         try:
             try:
                 # No client retries: a refused port or unknown host fails now, not in 15 s.
-                await self._complete(PREFLIGHT_PROMPT, reply, retries=0)
-            except (self._api_error, MalformedResponse) as err:
+                await self._complete(PREFLIGHT_PROMPT, reply, retries=0, endpoint=endpoint)
+            except (APIError, MalformedResponse) as err:
                 if not _transient(err):
                     raise
-                await self._complete(PREFLIGHT_PROMPT, reply)
-        except (self._api_error, MalformedResponse) as err:
-            raise JudgeError(self._unusable_message(err)) from None
-        finally:
-            # The check is no judge question: it runs alone, and stays out of the usage.
-            self.http_requests = counted
+                await self._complete(PREFLIGHT_PROMPT, reply, endpoint=endpoint)
+        except (APIError, MalformedResponse) as err:
+            raise JudgeError(self._unusable_message(err, endpoint.shown)) from None
 
-    def _unusable_message(self, err: Exception) -> str:
+    def _unusable_message(self, err: Exception, endpoint: str | None = None) -> str:
         """One line: the endpoint, the model, what went wrong and what to do."""
         status = _status(err)
-        where = f"The judge at {self.endpoint} (model {self.model})"
+        endpoint = endpoint or getattr(err, "endpoint", "") or self.endpoint
+        where = f"The judge at {endpoint} (model {self.model})"
         key = f"${self.settings.judge_api_key_env}"
         if status in (401, 403):
             what = "refused the API key"
@@ -256,14 +282,14 @@ class OpenAIJudge(Judge):
             fix = "try again later, or raise judge_timeout / judge_max_retries"
         detail = (
             self._describe(err)
-            if isinstance(err, self._api_error)
+            if isinstance(err, APIError)
             else f"{type(err).__name__}: {shorten(str(err))}"
         )
         return self._scrub(f"{where} {what} ({detail}): {fix}; judge=off runs without a judge.")
 
     def _describe(self, err: Exception) -> str:
         cause = ""
-        if isinstance(err, self._connection_error) and err.__cause__:
+        if isinstance(err, APIConnectionError) and err.__cause__:
             cause = f" ({err.__cause__})"
         return self._scrub(f"{type(err).__name__}: {shorten(str(err) + cause)}")
 
@@ -273,16 +299,6 @@ class OpenAIJudge(Judge):
 
     async def aclose(self) -> None:
         await self._client.close()
-
-
-def _http_client(openai: Any, event_hooks: dict[str, list[Any]]) -> Any:
-    """aiohttp transport when installed (less CPU per request than httpx), else httpx."""
-    if hasattr(openai, "DefaultAioHttpClient") and importlib.util.find_spec("aiohttp"):
-        try:
-            return openai.DefaultAioHttpClient(event_hooks=event_hooks)
-        except RuntimeError:  # openai's aiohttp extra half-installed
-            pass
-    return openai.DefaultAsyncHttpxClient(event_hooks=event_hooks)
 
 
 # Statuses no retry can fix: a refused key, an unknown model (or a wrong route).
@@ -314,11 +330,6 @@ def _transient(err: BaseException) -> bool:
     if status is None:
         return _unreachable(err) is None
     return status in (408, 409, 429) or status >= 500
-
-
-def _backoff(attempt: int) -> float:
-    """The openai client's own schedule: 0.5 s doubling up to 8 s, minus up to 25% jitter."""
-    return min(0.5 * 2.0**attempt, 8.0) * (1 - 0.25 * random.random())
 
 
 def _completion_parts(data: Any) -> tuple[str, int, int]:

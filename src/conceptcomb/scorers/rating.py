@@ -2,8 +2,10 @@
 
 `RatingSession` is what both framework adapters use. Identical prompts in one session are
 asked once (concurrent duplicates wait for the first), answered prompts come from the disk
-cache, at most ``judge_concurrency`` requests are in flight, and every rating is written to
-the cache the moment it arrives.
+cache, at most ``judge_concurrency`` requests are in flight per judge endpoint, and every
+rating is committed to the cache the moment it arrives: ratings that arrive while a commit
+runs share the next one (`CacheWriter`), and a request keeps its slot until its rating is
+committed, so what a killed run loses is at most what was in flight.
 """
 
 from __future__ import annotations
@@ -98,6 +100,52 @@ class JudgeUsage:
         }
 
 
+class CacheWriter:
+    """Group commit of ratings to the disk cache, off the event loop.
+
+    `write` returns once its rating is committed. Ratings that arrive while a commit runs
+    are committed together right after it: under load one transaction (and one thread hop)
+    carries many ratings instead of one each, and no rating waits longer than one commit.
+    """
+
+    def __init__(self, cache: JudgeCache, identity: str) -> None:
+        self.cache = cache
+        self.identity = identity
+        self._rows: list[tuple[str, float, str]] = []
+        self._batch: asyncio.Future[None] | None = None  # the commit queued rows will be in
+        self._committer: asyncio.Task[None] | None = None
+
+    async def write(self, prompt: str, rating: float, reply: str) -> None:
+        self._rows.append((prompt, rating, reply))
+        if self._batch is None:
+            self._batch = asyncio.get_running_loop().create_future()
+        batch = self._batch
+        if self._committer is None:
+            self._committer = asyncio.ensure_future(self._commit())
+        await asyncio.shield(batch)
+
+    async def _commit(self) -> None:
+        try:
+            while self._rows:
+                rows, batch = self._rows, self._batch
+                self._rows, self._batch = [], None
+                assert batch is not None
+                try:
+                    await asyncio.to_thread(self.cache.put_many, self.identity, rows)
+                except asyncio.CancelledError:
+                    batch.cancel()
+                    raise
+                except Exception as err:  # e.g. the disk is full: every writer sees it
+                    batch.set_exception(err)
+                else:
+                    batch.set_result(None)
+        finally:
+            self._committer = None
+            if self._batch is not None and not self._batch.done():  # cancelled mid-way
+                self._batch.cancel()
+                self._rows, self._batch = [], None
+
+
 class RatingSession:
     """One judge, one cache, one event loop."""
 
@@ -112,9 +160,13 @@ class RatingSession:
         self.cache = cache
         self.usage = JudgeUsage(judge=judge.identity)
         self.progress = progress
-        self._semaphore = asyncio.Semaphore(concurrency)
+        # ``concurrency`` per endpoint: replicas of the judge each take that many.
+        self._slots = concurrency * judge.replicas
+        self._semaphore = asyncio.Semaphore(self._slots)
+        self._writer = CacheWriter(cache, judge.identity) if cache is not None else None
         self._answers: dict[str, asyncio.Future[JudgeReply]] = {}
         self._prefetched: dict[str, JudgeReply] = {}
+        self._looked_up: set[str] = set()  # prompts the last prefetch found not cached
         self._preflight: asyncio.Future[None] | None = None
 
     async def preflight(self) -> None:
@@ -151,8 +203,18 @@ class RatingSession:
         unique = list(dict.fromkeys(asked))
         self.usage.deduplicated += len(asked) - len(unique)
         await self._prefetch(unique)
-        replies = await asyncio.gather(*(self.rate(prompt) for prompt in unique))
-        return dict(zip(unique, replies, strict=True))
+        # As many workers as requests may be in flight, taking the prompts in order: not one
+        # task per prompt, whose creation alone delays the first requests by a fraction of a
+        # second when a task asks thousands of questions.
+        replies: dict[str, JudgeReply] = {}
+        queue = iter(unique)
+
+        async def worker() -> None:
+            for prompt in queue:
+                replies[prompt] = await self.rate(prompt)
+
+        await asyncio.gather(*(worker() for _ in range(min(self._slots, len(unique)))))
+        return {prompt: replies[prompt] for prompt in unique}
 
     async def _prefetch(self, prompts: list[str]) -> None:
         """Answer every cached prompt with one lookup, before any request goes out."""
@@ -162,22 +224,24 @@ class RatingSession:
         hits = await asyncio.to_thread(self.cache.get_many, self.judge.identity, fresh)
         for prompt, (rating, reply) in hits.items():
             self._prefetched[prompt] = JudgeReply(rating=rating, reply=reply, from_cache=True)
+        self._looked_up.update(prompt for prompt in fresh if prompt not in hits)
 
     async def _answer(self, prompt: str) -> JudgeReply:
         """From the cache, else from the judge (then cached at once)."""
-        if self.cache is not None:
+        if prompt in self._looked_up:  # the prefetch just found it missing: no second lookup
+            self._looked_up.discard(prompt)
+        elif self.cache is not None:
             hit = await asyncio.to_thread(self.cache.get, self.judge.identity, prompt)
             if hit is not None:
                 self.usage.cache_hits += 1
                 return JudgeReply(rating=hit[0], reply=hit[1], from_cache=True)
         async with self._semaphore:
             reply = await self.judge.ask(prompt)
-        self.usage.add(reply)
-        if reply.ok and self.cache is not None:
-            assert reply.rating is not None
-            await asyncio.to_thread(
-                self.cache.put, self.judge.identity, prompt, reply.rating, reply.reply
-            )
+            self.usage.add(reply)
+            if reply.ok and self._writer is not None:
+                assert reply.rating is not None
+                # Committed before the slot is freed: what is not on disk yet is in flight.
+                await self._writer.write(prompt, reply.rating, reply.reply)
         if not reply.ok:  # reported once per run, with the share: `JudgeUsage.failure_warning`
             log.debug("judge failed on a prompt after retries: %s", reply.error)
         return reply

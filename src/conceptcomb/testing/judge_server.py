@@ -93,6 +93,8 @@ class ServerStats:
     refused: int = 0  # answered 401 (bad key) or 404 (unknown model)
     answered: int = 0
     faults: int = 0
+    in_flight: int = 0  # chat completions being answered now
+    peak_in_flight: int = 0  # the most at once (how a client's concurrency limit is seen)
     attempts: dict[str, int] = field(default_factory=dict)  # judge questions only
     check_attempts: dict[str, int] = field(default_factory=dict)  # preflight requests
     unknown: set[tuple[str, str]] = field(default_factory=set)  # strict: pairs not in the table
@@ -298,7 +300,14 @@ class LoopbackServer:
             stats = self.stats
             return _response(200, {"requests": stats.requests, "answered": stats.answered})
         if method == "POST" and path.endswith("/chat/completions"):
-            return await self._complete(json.loads(body or b"{}"))
+            with self.stats.lock:
+                self.stats.in_flight += 1
+                self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.stats.in_flight)
+            try:
+                return await self._complete(json.loads(body or b"{}"))
+            finally:
+                with self.stats.lock:
+                    self.stats.in_flight -= 1
         return _response(404, {"error": {"message": "not found"}})
 
     async def _complete(self, request: dict[str, Any]) -> bytes:
