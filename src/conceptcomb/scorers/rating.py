@@ -11,7 +11,9 @@ committed, so what a killed run loses is at most what was in flight.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
+import os
 import threading
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass
@@ -276,7 +278,7 @@ def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:
 
 
 # Judges that passed their preflight in this process (lm-eval builds several tasks).
-_CHECKED: set[str] = set()
+_CHECKED: set[tuple[str, str]] = set()  # (judge identity, key digest) preflighted
 
 
 def preflight_judge(settings: JudgeSettings) -> None:
@@ -287,16 +289,21 @@ def preflight_judge(settings: JudgeSettings) -> None:
         return
     settings.check_credentials()
 
+    # Checked once per process per endpoint, model AND key: a later run with another key
+    # (or a new server on a reused port) is checked again. Only a digest of the key is kept.
+    key = os.environ.get(settings.judge_api_key_env) or ""
+    key_digest = hashlib.sha256(f"{settings.judge_api_key_env}={key}".encode()).hexdigest()
+
     async def go() -> str:
         judge = build_judge(settings)
         try:
-            if judge.identity not in _CHECKED:
+            if (judge.identity, key_digest) not in _CHECKED:
                 await judge.preflight()
             return judge.identity
         finally:
             await judge.aclose()
 
-    _CHECKED.add(run_coroutine(go()))
+    _CHECKED.add((run_coroutine(go()), key_digest))
 
 
 def rate_prompts(
