@@ -3,7 +3,8 @@
 Runs `conceptcomb cggc build` (seed 0, CommonGen v1.1 train + valid, CN-100K: the shipped
 dataset's options) into a temporary folder, by default with an empty embedding cache (a cold
 build, as on a new machine), then compares the sha256 of the built pool and test files with
-the shipped ``SHA256SUMS``. Prints the build's stage times and one summary line.
+the shipped ``SHA256SUMS``. Prints the build's stage times and one summary line, with the
+load average at start and end (other jobs on the machine slow the build down).
 
     python benchmarks/cggc_rebuild_check.py [--data-dir DIR] [--warm] [--keep DIR]
 
@@ -36,6 +37,20 @@ def built_manifest(folder: Path) -> str:
     return manifest(digests)
 
 
+def run_sampling_load(command: list[str], env: dict[str, str]) -> list[float]:
+    """Run the build; the 1-minute load average before it and every 10 s while it runs."""
+    loads, sampled = [os.getloadavg()[0]], time.perf_counter()
+    with subprocess.Popen(command, env=env) as process:
+        while process.poll() is None:
+            time.sleep(0.5)
+            if time.perf_counter() - sampled >= 10:
+                loads.append(os.getloadavg()[0])
+                sampled = time.perf_counter()
+    if process.returncode:
+        raise subprocess.CalledProcessError(process.returncode, command)
+    return [*loads, os.getloadavg()[0]]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", default=os.environ.get("CONCEPTCOMB_DATA_DIR"))
@@ -47,12 +62,15 @@ def main() -> int:
         env = dict(os.environ)
         if not args.warm:
             env["CONCEPTCOMB_CACHE_DIR"] = str(Path(scratch) / "cache")
-        command = ["conceptcomb", "cggc", "build", "--out", str(out), "--seed", "0"]
+        # the console script of this interpreter's environment (its bin/ may not be on PATH)
+        script = Path(sys.executable).with_name("conceptcomb")
+        command = [str(script) if script.is_file() else "conceptcomb", "cggc", "build"]
+        command += ["--out", str(out), "--seed", "0"]
         if args.data_dir:
             command += ["--data-dir", args.data_dir]
         print("running:", " ".join(command), flush=True)
         start = time.perf_counter()
-        subprocess.run(command, env=env, check=True)
+        loads = run_sampling_load(command, env)
         seconds = time.perf_counter() - start
         built = built_manifest(out)
         timings = json.loads((out / "build_info.json").read_text())["timings_s"]
@@ -63,7 +81,9 @@ def main() -> int:
         print(f"built:\n{built}shipped:\n{shipped}", end="")
     kind = "warm" if args.warm else "cold"
     print(
-        f"summary: {kind} build {seconds:.0f} s on {os.cpu_count()} cores, "
+        f"summary: {kind} build {seconds:.0f} s on {os.cpu_count()} cores "
+        f"(1-min load average {loads[0]:.1f} at start, {sum(loads) / len(loads):.1f} mean "
+        f"with the build's own, {loads[-1]:.1f} at end), "
         f"time/budget({BUDGET_S} s) = {seconds / BUDGET_S:.2f}; "
         f"byte-identical to the shipped dataset: {'yes' if same else 'NO'}"
     )

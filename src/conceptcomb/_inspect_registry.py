@@ -1,16 +1,16 @@
 """Inspect entry point (``[project.entry-points.inspect_ai]``): registers every task.
 
-Importing the task modules registers their ``@task`` functions under the ``conceptcomb/``
-prefix, which is what ``inspect eval conceptcomb/<task>`` looks up.
+Importing each registered benchmark's ``inspect_tasks`` module (`conceptcomb.benchmarks`)
+registers its ``@task`` functions under the ``conceptcomb/`` prefix, which is what ``inspect
+eval conceptcomb/<task>`` looks up.
 """
 
+import importlib
+
+from conceptcomb.benchmarks import benchmarks
 from conceptcomb.common.offline import prime_tiktoken_cache
 
 prime_tiktoken_cache()
 
-from conceptcomb.abspyramid.inspect_tasks import TASKS as ABSPYRAMID_TASKS  # noqa: E402
-from conceptcomb.ccpt.inspect_tasks import TASKS as CCPT_TASKS  # noqa: E402
-from conceptcomb.cggc.inspect_tasks import TASKS as CGGC_TASKS  # noqa: E402
-from conceptcomb.mcrae.inspect_tasks import TASKS as MCRAE_TASKS  # noqa: E402
-
-__all__ = ["ABSPYRAMID_TASKS", "CCPT_TASKS", "CGGC_TASKS", "MCRAE_TASKS"]
+for _benchmark in benchmarks():
+    importlib.import_module(_benchmark.inspect_tasks)

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import TracebackType
 
 from conceptcomb.common.errors import ConfigError
-from conceptcomb.scorers.judges import packaged_smollm2_gguf
+from conceptcomb.scorers.local_judge import packaged_smollm2_gguf
 
 SERVED_NAME = "smollm2"
 

@@ -27,7 +27,7 @@ from conceptcomb.cggc.inspect_tasks import TASKS
 from conceptcomb.cggc.metrics import METRIC_NAMES
 from conceptcomb.cggc.tasks import TaskOptions, item_doc, spec_by_name, task_pairs
 from conceptcomb.cggc.verification import edge_questions
-from conceptcomb.common import lm_eval_support
+from conceptcomb.scorers import lm_eval_judge as lm_eval_support
 from conceptcomb.scorers.verification import VERIFICATION_PROMPT, parse_verdict
 from conceptcomb.testing.judge_server import LoopbackServer
 from tests.cggc.test_inspect import mock_model
@@ -93,13 +93,11 @@ def test_inspect_reports_the_share_and_the_verified_subset(
     assert metrics["coverage"] != pytest.approx(metrics["coverage_verified"])
 
 
-def test_lm_eval_filter_gives_the_same_numbers(
-    built_dir: Path, fresh_cache: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(lm_eval_support, "_judge_settings", None)  # restored afterwards
+def test_lm_eval_filter_gives_the_same_numbers(built_dir: Path, fresh_cache: Path) -> None:
     _, docs, replies, table = _cases(built_dir)
     with LoopbackServer(verdicts=table) as server:
-        lm_eval_support.resolve_judge_settings({"judge_base_url": server.base_url})
+        judge = lm_eval_support.resolve_judge_settings({"judge_base_url": server.base_url})
+        docs = [{**doc, **judge} for doc in docs]  # as verify_hooks.load_dataset writes them
         filtered = verify_hooks.VerifyFilter().apply([[r] for r in replies], docs)
     per_doc = [verify_hooks.process_results(d, [f]) for d, f in zip(docs, filtered, strict=True)]
     assert [p.get("verified_share") for p in per_doc] == [100.0, 0.0, 0.0, 0.0]

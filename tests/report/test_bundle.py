@@ -15,10 +15,11 @@ from inspect_ai.log import read_eval_log
 
 from conceptcomb.ccpt.data import CCPT_DATASET
 from conceptcomb.cli import main
+from conceptcomb.common.evidence import decode, encode
+from conceptcomb.common.runs import INSPECT
 from conceptcomb.mcrae.data import ESSLLI_NOUNS_DATASET, MCRAE_DATASET
 from conceptcomb.report.bundle import REDACTED, build_bundle, content_sha256, find_secrets, redact
-from conceptcomb.report.evidence import decode, encode
-from conceptcomb.report.runs import INSPECT, read_runs
+from conceptcomb.report.runs import read_runs
 from conceptcomb.report.validate import validate_bundle
 from conceptcomb.testing.judge_server import LoopbackServer
 from tests.conftest import read_jsonl

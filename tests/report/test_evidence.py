@@ -20,8 +20,8 @@ import pytest
 from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.tasks import default_specs
 from conceptcomb.cli import main
+from conceptcomb.common.evidence import decode, encode
 from conceptcomb.report.bundle import content_sha256
-from conceptcomb.report.evidence import decode, encode
 from conceptcomb.report.templates import (
     RENDERERS,
     judge_prompt_sha256,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conceptcomb.report.runs import Metric, ModelInfo, Run, TaskRun, known_tasks
-from conceptcomb.report.tables import ccpt_generative
+from conceptcomb.ccpt.tables import ccpt_generative
+from conceptcomb.common.runs import Metric, ModelInfo, Run, TaskRun
+from conceptcomb.report.runs import known_tasks
 
 
 def _task(name: str, metrics: dict[str, float]) -> TaskRun:

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from conceptcomb.report import plots
-from conceptcomb.report.tables import ccpt_type_prediction, cggc_table4
+from conceptcomb.ccpt.tables import ccpt_type_prediction
+from conceptcomb.cggc.tables import cggc_table4
+from conceptcomb.common import plots
 
 
 def test_gap_plot_pairs_every_model_of_table_4(tmp_path: Path) -> None:

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from conceptcomb.report import published as pub
-from conceptcomb.report.published import PublishedRow
-from conceptcomb.report.tables import cggc_gap
+from conceptcomb.abspyramid import published as abspyramid_pub
+from conceptcomb.ccpt import published as ccpt_pub
+from conceptcomb.cggc import published as cggc_pub
+from conceptcomb.cggc.tables import cggc_gap
+from conceptcomb.common.tables import PublishedRow
+from conceptcomb.report.published import all_published, published_rows
 from tests.conftest import SHARED_DATA
 
 pytestmark = pytest.mark.shared_data
@@ -17,9 +20,9 @@ pytestmark = pytest.mark.shared_data
 
 SEEDS = SHARED_DATA.parent / "seeds"
 PAPERS = {
-    pub.CCPT_PAPER: "ccpt_paper.txt",
-    pub.CGGC_PAPER: "cggc_paper.txt",
-    pub.ABSPYRAMID_PAPER: "abspyramid_paper.txt",
+    ccpt_pub.PAPER: "ccpt_paper.txt",
+    cggc_pub.PAPER: "cggc_paper.txt",
+    abspyramid_pub.PAPER: "abspyramid_paper.txt",
 }
 NUMBER = re.compile(r"(?<![\w.])\d+\.\d+")
 
@@ -46,7 +49,7 @@ def on_one_line(sequence: list[float], lines: list[list[float]]) -> bool:
 
 @pytest.mark.parametrize(
     "row",
-    [r for r in pub.PUBLISHED if r.table != pub.CCPT_TYPE_PREDICTION],
+    [r for r in all_published() if r.table != ccpt_pub.CCPT_TYPE_PREDICTION],
     ids=lambda r: f"{r.source}:{r.model}:{r.setting}",
 )
 def test_row_is_printed_in_the_paper(row: PublishedRow) -> None:
@@ -55,36 +58,37 @@ def test_row_is_printed_in_the_paper(row: PublishedRow) -> None:
 
 
 def test_table_5_rows_and_the_stated_accuracy() -> None:
-    (row,) = pub.published_rows(pub.CCPT_TYPE_PREDICTION)
-    lines = numbers_per_line(pub.CCPT_PAPER)
+    (row,) = published_rows(ccpt_pub.CCPT_TYPE_PREDICTION)
+    lines = numbers_per_line(ccpt_pub.PAPER)
     cells = printed_sequence(row)
     assert cells[0] == 56.4
     for gold in range(4):  # Table 5 prints one gold type per line
         assert on_one_line(cells[1 + 4 * gold : 5 + 4 * gold], lines)
         assert sum(cells[1 + 4 * gold : 5 + 4 * gold]) == pytest.approx(100, abs=0.2)
-    text = (SEEDS / PAPERS[pub.CCPT_PAPER]).read_text(encoding="utf-8")
+    text = (SEEDS / PAPERS[ccpt_pub.PAPER]).read_text(encoding="utf-8")
     assert "56.4" in text
     assert sum(cells[1 + 5 * i] for i in range(4)) / 4 == pytest.approx(56.4, abs=0.05)
 
 
 def test_every_benchmark_table_has_its_rows() -> None:
-    counts = {table: len(pub.published_rows(table)) for table in (
-        pub.CCPT_GENERATIVE, pub.CCPT_TYPE_PREDICTION, pub.CGGC_TABLE4, pub.CGGC_TABLE7,
-        pub.ABSPYRAMID_DETECTION, pub.ABSPYRAMID_GENERATION,
+    counts = {table: len(published_rows(table)) for table in (
+        ccpt_pub.CCPT_GENERATIVE, ccpt_pub.CCPT_TYPE_PREDICTION,
+        cggc_pub.CGGC_TABLE4, cggc_pub.CGGC_TABLE7,
+        abspyramid_pub.ABSPYRAMID_DETECTION, abspyramid_pub.ABSPYRAMID_GENERATION,
     )}  # fmt: skip
     assert counts == {
-        pub.CCPT_GENERATIVE: 26,
-        pub.CCPT_TYPE_PREDICTION: 1,
-        pub.CGGC_TABLE4: 24,
-        pub.CGGC_TABLE7: 5,
-        pub.ABSPYRAMID_DETECTION: 30 + 8 + 4,
-        pub.ABSPYRAMID_GENERATION: 44,
+        ccpt_pub.CCPT_GENERATIVE: 26,
+        ccpt_pub.CCPT_TYPE_PREDICTION: 1,
+        cggc_pub.CGGC_TABLE4: 24,
+        cggc_pub.CGGC_TABLE7: 5,
+        abspyramid_pub.ABSPYRAMID_DETECTION: 30 + 8 + 4,
+        abspyramid_pub.ABSPYRAMID_GENERATION: 44,
     }
 
 
 def test_our_gap_matches_table_4_gap_rows() -> None:
     """cggc_gap on the paper's id and ood rows gives its printed gap rows (one known slip)."""
-    rows = {(r.model, r.setting): r for r in pub.published_rows(pub.CGGC_TABLE4)}
+    rows = {(r.model, r.setting): r for r in published_rows(cggc_pub.CGGC_TABLE4)}
     models = sorted({model for model, _ in rows})
     assert len(models) == 8
     for model in models:

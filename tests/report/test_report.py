@@ -15,7 +15,8 @@ import pytest
 from inspect_ai.log import read_eval_log
 
 from conceptcomb.cli import main
-from conceptcomb.report.runs import INSPECT, LM_EVAL, read_runs
+from conceptcomb.common.runs import INSPECT, LM_EVAL
+from conceptcomb.report.runs import read_runs
 from tests.report.conftest import RealRuns
 
 pytestmark = pytest.mark.slow

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conceptcomb.common.errors import ConfigError, JudgeError
+from conceptcomb.scorers.api_judge import OpenAIJudge
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.scorers.judges import OpenAIJudge
 from conceptcomb.scorers.rating import preflight_judge, rate_prompts
 from conceptcomb.scorers.relevance import relevance_prompt
 from conceptcomb.testing.judge_server import Faults, LoopbackServer

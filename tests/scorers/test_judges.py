@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.scorers.api_judge import OpenAIJudge
 from conceptcomb.scorers.judge_cache import JudgeCache
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.scorers.judges import OpenAIJudge
 from conceptcomb.scorers.rating import rate_prompts
 from conceptcomb.scorers.relevance import relevance_prompt
 from conceptcomb.testing.judge_server import Faults, LoopbackServer, deterministic_rating
@@ -206,3 +206,30 @@ def test_the_environment_proxy_is_used(monkeypatch, fresh_cache: Path) -> None:
         assert proxy.stats.requests == 3 and bypassed.failures == 1  # no proxy: unresolvable
     for (concept, prop), prompt in zip(PAIRS, PROMPTS[:3], strict=False):
         assert replies[prompt].rating == deterministic_rating(concept.capitalize(), prop)
+
+
+def test_a_locked_cache_is_written_off_the_event_loop(tmp_path: Path) -> None:
+    """While another process holds SQLite's write lock, a rating waits for it in a thread
+    (the event loop keeps running) and is on disk when `write` returns."""
+    from conceptcomb.scorers.rating import CacheWriter
+
+    path = tmp_path / "cache.sqlite"
+    cache = JudgeCache(path)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # holds the write lock
+    assert cache.try_put_many("judge", [("prompt 0", 5.0, "r")]) is False
+
+    async def write_while_locked() -> int:
+        ticks = 0
+        writing = asyncio.ensure_future(CacheWriter(cache, "judge").write("prompt 1", 7.0, "r"))
+        for _ in range(20):  # the loop runs on while the write waits for the lock
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert not writing.done()
+        other.execute("COMMIT")
+        await writing
+        return ticks
+
+    assert asyncio.run(write_while_locked()) == 20
+    assert cache.get("judge", "prompt 1") == (7.0, "r") and cache.get("judge", "prompt 0") is None
+    cache.close()

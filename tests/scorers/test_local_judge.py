@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.scorers.judges import (
+from conceptcomb.scorers.local_judge import (
     LocalJudge,
     PrefixCache,
     load_causal_lm,

@@ -9,7 +9,6 @@ same ``event`` and ``type`` with every gold concept in ``concept``, joined by ``
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from conceptcomb.abspyramid.tasks import (
 )
 from conceptcomb.common.errors import ConfigError, DataFormatError
 from conceptcomb.common.hubfiles import HubDataset, resolve_hub_files
+from conceptcomb.common.jsonl import LINE, read_jsonl
 
 REPO_ID = "ZhaoweiWang/AbsPyramid"
 # The hub repository's one upload commit (2023-11-16). Only the short hash could be read
@@ -137,27 +137,11 @@ def _concept(value: object, where: str) -> str:
     return value
 
 
-def read_jsonl(path: Path) -> list[tuple[str, dict[str, Any]]]:
+def read_records(path: Path) -> list[tuple[str, dict[str, Any]]]:
     """(location, record) for each non-blank line; the location names file and line."""
-    records = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except UnicodeDecodeError as err:
-        raise DataFormatError(f"{path}: not UTF-8 text ({err}).") from err
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}, line {number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataFormatError(f"{where}: not a JSON object ({err.msg}).") from err
-        if not isinstance(record, dict):
-            raise DataFormatError(f"{where}: not a JSON object.")
-        records.append((where, record))
-    if not records:
-        raise DataFormatError(f"{path}: the file holds no records.")
-    return records
+    return [
+        (LINE.at(path, n), record) for n, record in read_jsonl(path, style=LINE, empty="records")
+    ]
 
 
 def read_detection(path: Path, relation: str, id_prefix: str) -> list[DetectionItem]:
@@ -169,7 +153,7 @@ def read_detection(path: Path, relation: str, id_prefix: str) -> list[DetectionI
             label=_label(record.get("label"), where),
             type=_record_type(record, relation, where),
         )
-        for position, (where, record) in enumerate(read_jsonl(path))
+        for position, (where, record) in enumerate(read_records(path))
     ]
 
 
@@ -192,7 +176,7 @@ def read_generation(path: Path, relation: str, id_prefix: str) -> list[Generatio
             references=split_references(_concept(record.get("concept"), where), where),
             type=_record_type(record, relation, where),
         )
-        for position, (where, record) in enumerate(read_jsonl(path))
+        for position, (where, record) in enumerate(read_records(path))
     ]
 
 

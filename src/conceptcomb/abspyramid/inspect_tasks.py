@@ -18,28 +18,28 @@ from collections.abc import Callable
 from typing import Any
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageUser,
-    GenerateConfig,
-)
-from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, mean, metric, scorer
-from inspect_ai.scorer import stderr as stderr_metric
-from inspect_ai.solver import TaskState, generate
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ChatMessage, GenerateConfig
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
+from inspect_ai.solver import TaskState
 
 from conceptcomb.abspyramid import metrics as m
 from conceptcomb.abspyramid.scoring import (
     build_docs,
-    p_yes_from_top_logprobs,
     score_detection_reply,
     score_generation_reply,
+    score_top_logprobs,
 )
-from conceptcomb.abspyramid.tasks import DETECTION, ICL, TASK_VERSION, AbsTaskSpec, all_specs
+from conceptcomb.abspyramid.tasks import (
+    DETECTION,
+    ICL,
+    TASK_VERSION,
+    AbsTaskSpec,
+    all_specs,
+    spec_by_name,
+)
 from conceptcomb.common.errors import ConfigError
-from conceptcomb.common.inspect_metrics import total
+from conceptcomb.frameworks.inspect_tasks import build_task, chat, item_metrics
 
 TOP_LOGPROBS = 20
 
@@ -70,14 +70,6 @@ def corpus_bleu() -> Metric:
     return compute
 
 
-def _item_metrics(spec: AbsTaskSpec) -> dict[str, list[Metric]]:
-    return {
-        info.name: [total()] if info.aggregation == "sum" else [mean(), stderr_metric()]
-        for info in m.metric_infos(spec)
-        if info.aggregation != "corpus"
-    }
-
-
 def _first_token_alternatives(state: TaskState) -> list[tuple[str, float]]:
     choice = state.output.choices[0] if state.output.choices else None
     content = choice.logprobs.content if choice and choice.logprobs else None
@@ -93,7 +85,7 @@ def _first_token_alternatives(state: TaskState) -> list[tuple[str, float]]:
 
 
 def detection_scorer(spec: AbsTaskSpec) -> Scorer:
-    @scorer(metrics=[_item_metrics(spec), detection_corpus()], name="abspyramid")
+    @scorer(metrics=[item_metrics(m.metric_infos(spec)), detection_corpus()], name="abspyramid")
     def build() -> Scorer:
         async def score(state: TaskState, target: Target) -> Score:
             doc = state.metadata
@@ -102,9 +94,8 @@ def detection_scorer(spec: AbsTaskSpec) -> Scorer:
                 result = score_detection_reply(spec, doc, reply)
                 value: dict[str, Any] = {}
             else:
-                p_yes = p_yes_from_top_logprobs(_first_token_alternatives(state))
-                result = m.from_probability(int(doc["label"]), p_yes)
-                reply, value = f"P(Yes)={p_yes:.4f}", {"p_yes": result.p_yes}
+                result = score_top_logprobs(doc, _first_token_alternatives(state))
+                reply, value = f"P(Yes)={result.p_yes:.4f}", {"p_yes": result.p_yes}
             value.update(result.item_metrics(), label=result.label, pred=result.pred)
             return Score(value=value, answer=reply[-200:], metadata={"parsed": result.pred})
 
@@ -114,7 +105,7 @@ def detection_scorer(spec: AbsTaskSpec) -> Scorer:
 
 
 def generation_scorer(spec: AbsTaskSpec) -> Scorer:
-    @scorer(metrics=[_item_metrics(spec), corpus_bleu()], name="abspyramid")
+    @scorer(metrics=[item_metrics(m.metric_infos(spec)), corpus_bleu()], name="abspyramid")
     def build() -> Scorer:
         async def score(state: TaskState, target: Target) -> Score:
             references = list(state.metadata["references"])
@@ -133,12 +124,11 @@ def generation_scorer(spec: AbsTaskSpec) -> Scorer:
 def sample_input(spec: AbsTaskSpec, doc: dict[str, Any]) -> list[ChatMessage]:
     """The messages of one sample: the whole prompt, or instruction + demonstrations + question."""
     if spec.kind == DETECTION and spec.method == ICL:
-        messages: list[ChatMessage] = [ChatMessageSystem(content=doc["instruction"])]
+        turns = [("system", doc["instruction"])]
         for demo in doc["demos"]:
-            messages.append(ChatMessageUser(content=demo["question"]))
-            messages.append(ChatMessageAssistant(content=demo["answer"]))
-        return [*messages, ChatMessageUser(content=doc["question"])]
-    return [ChatMessageUser(content=doc["prompt"])]
+            turns += [("user", demo["question"]), ("assistant", demo["answer"])]
+        return chat([*turns, ("user", doc["question"])])
+    return chat([("user", doc["prompt"])])
 
 
 def generate_config(spec: AbsTaskSpec) -> GenerateConfig:
@@ -150,30 +140,193 @@ def generate_config(spec: AbsTaskSpec) -> GenerateConfig:
     return GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens)
 
 
-def abspyramid_task(spec: AbsTaskSpec, data_dir: str | None = None, split: str = "test") -> Task:
-    docs = build_docs(spec, split, data_dir)
+def abspyramid_task(name: str, data_dir: str | None = None, split: str = "test") -> Task:
+    """An AbsPyramid task by name, on the items of ``split``."""
+    spec = spec_by_name(name)
     samples = [
         Sample(id=doc["item_id"], input=sample_input(spec, doc), target=doc["answer"], metadata=doc)
-        for doc in docs
+        for doc in build_docs(spec, split, data_dir)
     ]
-    return Task(
-        dataset=MemoryDataset(samples, name=spec.name),
-        solver=generate(),
-        scorer=detection_scorer(spec) if spec.kind == DETECTION else generation_scorer(spec),
-        config=generate_config(spec),
-        version=TASK_VERSION,
-        metadata={"benchmark": "abspyramid", "kind": spec.kind, "relation": spec.relation},
+    return build_task(
+        spec.name,
+        samples,
+        detection_scorer(spec) if spec.kind == DETECTION else generation_scorer(spec),
+        generate_config(spec),
+        TASK_VERSION,
+        {"benchmark": "abspyramid", "kind": spec.kind, "relation": spec.relation},
     )
 
 
-def _define(spec: AbsTaskSpec) -> Callable[..., Task]:
-    def run(data_dir: str | None = None, split: str = "test") -> Task:
-        return abspyramid_task(spec, data_dir=data_dir, split=split)
-
-    run.__name__ = run.__qualname__ = spec.name
-    run.__doc__ = f"{spec.describe()}."
-    return task(name=spec.name)(run)
+# One @task per task name, each a call into `abspyramid_task`.
 
 
-TASKS: dict[str, Callable[..., Task]] = {spec.name: _define(spec) for spec in all_specs()}
-globals().update(TASKS)
+@task
+def abspyramid_det_noun(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (noun, abstraction prompt, ll)."""
+    return abspyramid_task("abspyramid_det_noun", data_dir, split)
+
+
+@task
+def abspyramid_det_noun_zs(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (noun, abstraction prompt, zs)."""
+    return abspyramid_task("abspyramid_det_noun_zs", data_dir, split)
+
+
+@task
+def abspyramid_det_noun_cot(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (noun, abstraction prompt, cot)."""
+    return abspyramid_task("abspyramid_det_noun_cot", data_dir, split)
+
+
+@task
+def abspyramid_det_noun_icl(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (noun, abstraction prompt, icl)."""
+    return abspyramid_task("abspyramid_det_noun_icl", data_dir, split)
+
+
+@task
+def abspyramid_det_noun_nli(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (noun, NLI-format prompt, zs)."""
+    return abspyramid_task("abspyramid_det_noun_nli", data_dir, split)
+
+
+@task
+def abspyramid_det_noun_nli_cot(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (noun, NLI-format prompt, cot)."""
+    return abspyramid_task("abspyramid_det_noun_nli_cot", data_dir, split)
+
+
+@task
+def abspyramid_det_verb(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (verb, abstraction prompt, ll)."""
+    return abspyramid_task("abspyramid_det_verb", data_dir, split)
+
+
+@task
+def abspyramid_det_verb_zs(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (verb, abstraction prompt, zs)."""
+    return abspyramid_task("abspyramid_det_verb_zs", data_dir, split)
+
+
+@task
+def abspyramid_det_verb_cot(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (verb, abstraction prompt, cot)."""
+    return abspyramid_task("abspyramid_det_verb_cot", data_dir, split)
+
+
+@task
+def abspyramid_det_verb_icl(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (verb, abstraction prompt, icl)."""
+    return abspyramid_task("abspyramid_det_verb_icl", data_dir, split)
+
+
+@task
+def abspyramid_det_verb_nli(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (verb, NLI-format prompt, zs)."""
+    return abspyramid_task("abspyramid_det_verb_nli", data_dir, split)
+
+
+@task
+def abspyramid_det_verb_nli_cot(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (verb, NLI-format prompt, cot)."""
+    return abspyramid_task("abspyramid_det_verb_nli_cot", data_dir, split)
+
+
+@task
+def abspyramid_det_event(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (event, abstraction prompt, ll)."""
+    return abspyramid_task("abspyramid_det_event", data_dir, split)
+
+
+@task
+def abspyramid_det_event_zs(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (event, abstraction prompt, zs)."""
+    return abspyramid_task("abspyramid_det_event_zs", data_dir, split)
+
+
+@task
+def abspyramid_det_event_cot(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (event, abstraction prompt, cot)."""
+    return abspyramid_task("abspyramid_det_event_cot", data_dir, split)
+
+
+@task
+def abspyramid_det_event_icl(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (event, abstraction prompt, icl)."""
+    return abspyramid_task("abspyramid_det_event_icl", data_dir, split)
+
+
+@task
+def abspyramid_det_event_nli(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (event, NLI-format prompt, zs)."""
+    return abspyramid_task("abspyramid_det_event_nli", data_dir, split)
+
+
+@task
+def abspyramid_det_event_nli_cot(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (event, NLI-format prompt, cot)."""
+    return abspyramid_task("abspyramid_det_event_nli_cot", data_dir, split)
+
+
+@task
+def abspyramid_det_all(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (all, abstraction prompt, ll)."""
+    return abspyramid_task("abspyramid_det_all", data_dir, split)
+
+
+@task
+def abspyramid_det_all_zs(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (all, abstraction prompt, zs)."""
+    return abspyramid_task("abspyramid_det_all_zs", data_dir, split)
+
+
+@task
+def abspyramid_det_all_cot(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (all, abstraction prompt, cot)."""
+    return abspyramid_task("abspyramid_det_all_cot", data_dir, split)
+
+
+@task
+def abspyramid_det_all_icl(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (all, abstraction prompt, icl)."""
+    return abspyramid_task("abspyramid_det_all_icl", data_dir, split)
+
+
+@task
+def abspyramid_det_all_nli(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (all, NLI-format prompt, zs)."""
+    return abspyramid_task("abspyramid_det_all_nli", data_dir, split)
+
+
+@task
+def abspyramid_det_all_nli_cot(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction detection (all, NLI-format prompt, cot)."""
+    return abspyramid_task("abspyramid_det_all_nli_cot", data_dir, split)
+
+
+@task
+def abspyramid_gen_noun(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction generation (noun)."""
+    return abspyramid_task("abspyramid_gen_noun", data_dir, split)
+
+
+@task
+def abspyramid_gen_verb(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction generation (verb)."""
+    return abspyramid_task("abspyramid_gen_verb", data_dir, split)
+
+
+@task
+def abspyramid_gen_event(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction generation (event)."""
+    return abspyramid_task("abspyramid_gen_event", data_dir, split)
+
+
+@task
+def abspyramid_gen_all(data_dir: str | None = None, split: str = "test") -> Task:
+    """AbsPyramid abstraction generation (all)."""
+    return abspyramid_task("abspyramid_gen_all", data_dir, split)
+
+
+# Every task by name, from the functions above (a task missing its function fails here).
+TASKS: dict[str, Callable[..., Task]] = {spec.name: globals()[spec.name] for spec in all_specs()}

@@ -32,6 +32,7 @@ from functools import cache
 from typing import Any
 
 from conceptcomb.abspyramid.tasks import DETECTION, AbsTaskSpec
+from conceptcomb.common.contract import MetricInfo
 
 SCALE = 100.0
 NAN = float("nan")
@@ -41,13 +42,6 @@ BLEU1, BLEU2, BLEU_BP = "bleu1", "bleu2", "bleu_bp"
 ROUGE2, ROUGE_L, METEOR = "rouge2", "rougeL", "meteor"
 EMPTY_PREDICTIONS = "empty_predictions"
 MAX_ORDER = 4
-
-
-@dataclass(frozen=True)
-class MetricInfo:
-    name: str
-    higher_is_better: bool
-    aggregation: str  # "mean", "sum", or "corpus" (computed over all items at once)
 
 
 def metric_infos(spec: AbsTaskSpec) -> list[MetricInfo]:

@@ -86,6 +86,11 @@ def score_loglikelihoods(doc: Mapping[str, Any], ll_no: float, ll_yes: float) ->
     return from_probability(int(doc["label"]), p_yes_from_loglikelihoods(ll_no, ll_yes))
 
 
+def score_top_logprobs(doc: Mapping[str, Any], top: Sequence[tuple[str, float]]) -> Detection:
+    """Inspect's log-likelihood detection: P(Yes) from the first token's top alternatives."""
+    return from_probability(int(doc["label"]), p_yes_from_top_logprobs(top))
+
+
 def p_yes_from_top_logprobs(top: Sequence[tuple[str, float]]) -> float:
     """P(Yes) from the first generated token's alternatives: Yes-tokens against No-tokens.
 

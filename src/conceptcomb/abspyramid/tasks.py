@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conceptcomb.common.errors import UnknownTaskError
+from conceptcomb.common.lookup import find_named
 
 RELATIONS = ("noun", "verb", "event", "all")
 TYPES = ("noun", "verb", "event")
@@ -24,7 +25,6 @@ TYPES = ("noun", "verb", "event")
 FOLDERS = {"noun": "noun_dataset", "verb": "verb_dataset", "event": "event_dataset"}
 FOLDERS["all"] = "merged_dataset"
 SPLITS = ("train", "valid", "test")
-EVAL_SPLITS = ("test", "valid")
 
 DETECTION = "detection"
 GENERATION = "generation"
@@ -92,8 +92,10 @@ def default_specs() -> list[AbsTaskSpec]:
 
 
 def spec_by_name(name: str) -> AbsTaskSpec:
-    for spec in all_specs():
-        if spec.name == name:
-            return spec
-    known = ", ".join(spec.name for spec in all_specs())
-    raise UnknownTaskError(f"{name!r} is not an AbsPyramid task; the tasks are: {known}")
+    return find_named(
+        all_specs(),
+        name,
+        lambda known: UnknownTaskError(
+            f"{name!r} is not an AbsPyramid task; the tasks are: {known}"
+        ),
+    )

@@ -15,18 +15,11 @@ import json
 from typing import Any
 
 from inspect_ai.log import transcript
-from inspect_ai.model import (
-    ChatMessageSystem,
-    ChatMessageUser,
-    GenerateConfig,
-    ModelOutput,
-    get_model,
-)
-from inspect_ai.scorer import Metric, Score, Scorer, Target, mean, scorer, stderr
+from inspect_ai.model import GenerateConfig, ModelOutput, get_model
+from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from conceptcomb.ccpt.data import CcptItem
-from conceptcomb.ccpt.metrics import MetricInfo
 from conceptcomb.ccpt.oracle import OracleScore, base_spec, best_of, oracle_metric_infos
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT
 from conceptcomb.ccpt.sa_prompts import activation_prompt, filter_prompt, sa_user_prompt
@@ -42,16 +35,10 @@ from conceptcomb.ccpt.spreading import (
     spread,
 )
 from conceptcomb.ccpt.tasks import CcptTaskSpec
-from conceptcomb.common.inspect_metrics import total
+from conceptcomb.frameworks.inspect_tasks import chat, item_metrics
 from conceptcomb.scorers.inspect_judge import InspectSessions
 
 TRACE_KEY = "spreading_activation"
-
-
-def inspect_metrics(infos: list[MetricInfo]) -> dict[str, list[Metric]]:
-    return {
-        info.name: [total()] if info.aggregation == "sum" else [mean(), stderr()] for info in infos
-    }
 
 
 class _Activations:
@@ -108,10 +95,9 @@ def spreading_activation(
         state.metadata[TRACE_KEY] = record
         state.metadata["relevant_concepts"] = trace.relevant
         transcript().info(json.loads(json.dumps(record)), source="spreading activation")
-        state.messages = [
-            ChatMessageSystem(content=SYSTEM_PROMPT),
-            ChatMessageUser(content=sa_user_prompt(spec, item, trace.relevant)),
-        ]
+        state.messages = chat(
+            [("system", SYSTEM_PROMPT), ("user", sa_user_prompt(spec, item, trace.relevant))]
+        )
         return await generate(state)
 
     return solve
@@ -156,7 +142,7 @@ def oracle_scorer(spec: CcptTaskSpec, sessions: InspectSessions, npc_modifier: s
     """Judge each of the N replies; the Score holds the best values (``E_oracle`` ...)."""
     scored_spec = base_spec(spec)
 
-    @scorer(metrics=inspect_metrics(oracle_metric_infos(spec)), name="ccpt_oracle")
+    @scorer(metrics=item_metrics(oracle_metric_infos(spec)), name="ccpt_oracle")
     def build() -> Scorer:
         async def score(state: TaskState, target: Target) -> Score:
             item = CcptItem.from_doc(state.metadata, origin=f"sample {state.sample_id}")

@@ -1,12 +1,12 @@
 """Inspect adapter for CCPT: ``inspect eval conceptcomb/ccpt_pi_emergent`` and friends.
 
-Every task takes ``-T data_dir=...`` and the judge options of
-`conceptcomb.scorers.judge_settings` (``-T judge=local`` ...); ``--model-role
-grader=MODEL`` makes an Inspect model the judge instead. ``-T npc_modifier=surface`` judges
-a noun phrase completion's modifier as written instead of its lemma (the paper's rule,
-`conceptcomb.ccpt.modifiers`); other tasks accept and ignore it.
+Every task takes ``-T data_dir=...`` and the judge options
+(`conceptcomb.frameworks.inspect_tasks.JudgeOptions`: ``-T judge=local`` ...);
+``--model-role grader=MODEL`` makes an Inspect model the judge instead. ``-T
+npc_modifier=surface`` judges a noun phrase completion's modifier as written instead of
+its lemma (the paper's rule, `conceptcomb.ccpt.modifiers`); other tasks accept and ignore it.
 
-The paper's methods (`method_task`): ``ccpt_<kind>_sa_llm`` / ``_sa_conceptnet`` /
+The paper's methods (`sa_task`, `oracle_task`): ``ccpt_<kind>_sa_llm`` / ``_sa_conceptnet`` /
 ``_sa_both`` / ``_sa_conceptnet_nofilter`` take ``-T sa_iterations=5 -T sa_epsilon=0.1
 -T sa_seed=0 -T sa_graph=ccpt|cn100k|ccpt+cn100k``; ``ccpt_<kind>_oracle`` takes
 ``-T oracle_n=5``.
@@ -18,10 +18,11 @@ import json
 from collections.abc import Callable
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig
-from inspect_ai.scorer import Metric, Score, Scorer, Target, mean, scorer, stderr
-from inspect_ai.solver import TaskState, generate
+from inspect_ai.dataset import Sample
+from inspect_ai.model import GenerateConfig
+from inspect_ai.scorer import Score, Scorer, Target, scorer
+from inspect_ai.solver import TaskState
+from typing_extensions import Unpack
 
 from conceptcomb.ccpt.data import CcptItem, load_items
 from conceptcomb.ccpt.inspect_methods import oracle_scorer, sample_n, spreading_activation
@@ -38,18 +39,47 @@ from conceptcomb.ccpt.tasks import (
     CcptTaskSpec,
     all_specs,
     method_specs,
+    spec_by_name,
 )
 from conceptcomb.common.errors import ConfigError
-from conceptcomb.common.inspect_metrics import total
+from conceptcomb.frameworks.inspect_tasks import (
+    JudgeOptions,
+    build_task,
+    chat,
+    check_options,
+    item_metrics,
+    judge_settings,
+)
 from conceptcomb.scorers.inspect_judge import InspectSessions, judge_preflight
-from conceptcomb.scorers.judge_settings import JudgeSettings
 
 
-def _metrics(spec: CcptTaskSpec) -> dict[str, list[Metric]]:
-    return {
-        info.name: [total()] if info.aggregation == "sum" else [mean(), stderr()]
-        for info in metric_infos(spec)
-    }
+class CcptOptions(JudgeOptions, total=False):
+    """The ``-T`` options of every CCPT task."""
+
+    data_dir: str | None
+    """The CCPT data folder (default: the packaged or fetched data)."""
+    npc_modifier: str | None
+    """``lemma`` (the paper's rule) or ``surface``: how an NPC modifier is judged."""
+
+
+class SaOptions(CcptOptions, total=False):
+    """A spreading-activation task's options: Algorithm 1's settings (paper's defaults)."""
+
+    sa_iterations: int | None
+    """Iterations T (5)."""
+    sa_epsilon: float | None
+    """Jaccard distance below which the concept set has converged (0.1)."""
+    sa_seed: int | None
+    """Seed of the sampled neighbours (0)."""
+    sa_graph: str | None
+    """``ccpt``, ``cn100k`` or ``ccpt+cn100k`` (``ccpt``)."""
+
+
+class OracleOptions(CcptOptions, total=False):
+    """A multi-oracle task's options."""
+
+    oracle_n: int
+    """Replies per item, the best of which counts (the paper's N, 5)."""
 
 
 def _to_score(result: ItemScore, reply: str) -> Score:
@@ -61,15 +91,10 @@ def _to_score(result: ItemScore, reply: str) -> Score:
     )
 
 
-def judge_sessions(spec: CcptTaskSpec, settings: JudgeSettings) -> InspectSessions | None:
-    """The task's judge sessions; none for type prediction, which needs no judge."""
-    return InspectSessions(settings, spec.name) if spec.generative else None
-
-
 def ccpt_scorer(spec: CcptTaskSpec, sessions: InspectSessions | None, npc_modifier: str) -> Scorer:
     """Parse the reply, ask the judge (grader role or our judge), compute the item metrics."""
 
-    @scorer(metrics=_metrics(spec), name="ccpt")
+    @scorer(metrics=item_metrics(metric_infos(spec)), name="ccpt")
     def build() -> Scorer:
         async def score(state: TaskState, target: Target) -> Score:
             item = CcptItem.from_doc(state.metadata, origin=f"sample {state.sample_id}")
@@ -84,83 +109,17 @@ def ccpt_scorer(spec: CcptTaskSpec, sessions: InspectSessions | None, npc_modifi
     return build()
 
 
-def samples(spec: CcptTaskSpec, items: list[CcptItem]) -> list[Sample]:
-    return [
-        Sample(
-            id=item.item_id,
-            input=[
-                ChatMessageSystem(content=SYSTEM_PROMPT),
-                ChatMessageUser(content=user_prompt(spec, item)),
-            ],
-            target=target_of(spec, item),
-            metadata={**item.as_doc(), "task": spec.name},
-        )
-        for item in items
-    ]
-
-
-def npc_modifier_rule(spec: CcptTaskSpec, value: object) -> tuple[str, dict[str, str]]:
-    """The checked ``npc_modifier`` rule and the task metadata that records it (NPC only)."""
-    rule = task_rule(spec.kind, value)
-    return rule, ({OPTION: rule} if spec.kind == NPC_EMERGENT else {})
-
-
-def ccpt_task(
-    spec: CcptTaskSpec,
-    data_dir: str | None = None,
-    npc_modifier: str | None = None,
-    **judge_options: object,
-) -> Task:
-    rule, rule_metadata = npc_modifier_rule(spec, npc_modifier)
-    settings = JudgeSettings.resolve(judge_options)
-    if spec.generative and any(value is not None for value in judge_options.values()):
-        settings.check_credentials()  # an explicit judge choice is checked up front
-    items = load_items(spec, data_dir)
-    sessions = judge_sessions(spec, settings)
-    return Task(
-        dataset=MemoryDataset(samples(spec, items), name=spec.name),
-        setup=judge_preflight(sessions) if sessions else None,
-        solver=generate(),
-        scorer=ccpt_scorer(spec, sessions, rule),
-        # Greedy decoding by default; override with --temperature etc.
-        config=GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
-        version=TASK_VERSION,
-        metadata={
-            "benchmark": "ccpt",
-            "kind": spec.kind,
-            "method": spec.method,
-            "subset": spec.subset,
-            **rule_metadata,
-        },
+def _sample(spec: CcptTaskSpec, item: CcptItem, prompt: str, **metadata: object) -> Sample:
+    return Sample(
+        id=item.item_id,
+        input=chat([("system", SYSTEM_PROMPT), ("user", prompt)]),
+        target=target_of(spec, item),
+        metadata={**item.as_doc(), "task": spec.name, **metadata},
     )
 
 
-def _define(spec: CcptTaskSpec) -> Callable[..., Task]:
-    def run(
-        data_dir: str | None = None,
-        npc_modifier: str | None = None,
-        judge: str | None = None,
-        judge_model: str | None = None,
-        judge_base_url: str | list[str] | None = None,
-        judge_api_key_env: str | None = None,
-        judge_concurrency: int | None = None,
-        judge_cache: str | None = None,
-    ) -> Task:
-        return ccpt_task(
-            spec,
-            data_dir=data_dir,
-            npc_modifier=npc_modifier,
-            judge=judge,
-            judge_model=judge_model,
-            judge_base_url=judge_base_url,
-            judge_api_key_env=judge_api_key_env,
-            judge_concurrency=judge_concurrency,
-            judge_cache=judge_cache,
-        )
-
-    run.__name__ = run.__qualname__ = spec.name
-    run.__doc__ = f"CCPT task {spec.name} ({spec.kind}, {spec.method} prompt, {spec.subset} items)."
-    return task(name=spec.name)(run)
+def samples(spec: CcptTaskSpec, items: list[CcptItem]) -> list[Sample]:
+    return [_sample(spec, item, user_prompt(spec, item)) for item in items]
 
 
 def _sa_samples(
@@ -169,170 +128,280 @@ def _sa_samples(
     """Graph-only without filter: C_T is known before generation (as in lm-eval);
     otherwise the solver computes it and the input holds the prompt's template."""
     if spec.needs_model_during_activation:
-        return [
-            Sample(
-                id=item.item_id,
-                input=[
-                    ChatMessageSystem(content=SYSTEM_PROMPT),
-                    ChatMessageUser(content=sa_user_prompt(spec, item, ["<C_T>"])),
-                ],
-                target=target_of(spec, item),
-                metadata={**item.as_doc(), "task": spec.name},
-            )
-            for item in items
-        ]
+        return [_sample(spec, item, sa_user_prompt(spec, item, ["<C_T>"])) for item in items]
     graph = load_graph(settings.graph, data_dir)
-    samples = []
+    result = []
     for item in items:
         trace = offline_trace(spec, item, settings, graph)
-        samples.append(
-            Sample(
-                id=item.item_id,
-                input=[
-                    ChatMessageSystem(content=SYSTEM_PROMPT),
-                    ChatMessageUser(content=sa_user_prompt(spec, item, trace.relevant)),
-                ],
-                target=target_of(spec, item),
-                metadata={
-                    **item.as_doc(),
-                    "task": spec.name,
-                    "relevant_concepts": trace.relevant,
-                    "spreading_activation": trace.to_json(),
-                },
-            )
-        )
-    return samples
+        prompt = sa_user_prompt(spec, item, trace.relevant)
+        extra = {"relevant_concepts": trace.relevant, "spreading_activation": trace.to_json()}
+        result.append(_sample(spec, item, prompt, **extra))
+    return result
 
 
-def method_task(
-    spec: CcptTaskSpec,
-    data_dir: str | None = None,
-    sa_options: dict[str, object] | None = None,
-    oracle_n: int = ORACLE_N,
-    npc_modifier: str | None = None,
-    **judge_options: object,
-) -> Task:
-    """A spreading-activation or multi-oracle task (section 4.1)."""
-    rule, rule_metadata = npc_modifier_rule(spec, npc_modifier)
-    settings = JudgeSettings.resolve(judge_options)
-    if any(value is not None for value in judge_options.values()):
-        settings.check_credentials()
-    items = load_items(spec, data_dir)
-    metadata = {
-        "benchmark": "ccpt",
-        "kind": spec.kind,
-        "method": spec.method,
-        "subset": spec.subset,
-        **rule_metadata,
-    }
-    sessions = InspectSessions(settings, spec.name)
-    if spec.oracle:
-        if oracle_n < 1:
-            raise ConfigError("oracle_n must be at least 1 (the paper's N is 5).")
-        return Task(
-            setup=judge_preflight(sessions),
-            dataset=MemoryDataset(
-                [
-                    sample.model_copy(update={"metadata": {**sample.metadata, "task": spec.name}})
-                    for sample in samples(base_spec(spec), items)
-                ],
-                name=spec.name,
-            ),
-            solver=sample_n(oracle_n),
-            scorer=oracle_scorer(spec, sessions, rule),
-            # Appendix B.1: nucleus sampling with T = 0.7, p = 0.95.
-            config=GenerateConfig(
-                temperature=ORACLE_TEMPERATURE, top_p=ORACLE_TOP_P, max_tokens=spec.max_tokens
-            ),
-            version=TASK_VERSION,
-            metadata={**metadata, "oracle_n": oracle_n},
-        )
-    sa = SaSettings.for_spec(spec, sa_options)
-    needs_model = spec.needs_model_during_activation
-    graph = load_graph(sa.graph, data_dir) if sa.use_graph and needs_model else None
-    return Task(
-        dataset=MemoryDataset(_sa_samples(spec, items, sa, data_dir), name=spec.name),
-        setup=judge_preflight(sessions),
-        solver=spreading_activation(spec, sa, graph) if needs_model else generate(),
-        scorer=ccpt_scorer(spec, sessions, rule),
-        # Greedy by default, activation and filter calls included; override with --temperature.
-        config=GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
-        version=TASK_VERSION,
-        metadata={**metadata, "spreading_activation": sa.as_dict()},
+class _Setup:
+    """What every CCPT task resolves from its options before loading anything."""
+
+    def __init__(self, name: str, options: CcptOptions, accepted: type) -> None:
+        check_options(name, options, accepted)
+        self.spec = spec_by_name(name)
+        self.data_dir = options.get("data_dir")
+        self.rule = task_rule(self.spec.kind, options.get("npc_modifier"))
+        self.settings = judge_settings(options, needs_judge=self.spec.generative)
+        self.metadata: dict[str, object] = {
+            "benchmark": "ccpt",
+            "kind": self.spec.kind,
+            "method": self.spec.method,
+            "subset": self.spec.subset,
+            **({OPTION: self.rule} if self.spec.kind == NPC_EMERGENT else {}),
+        }
+
+    def items(self) -> list[CcptItem]:
+        return load_items(self.spec, self.data_dir)
+
+    def sessions(self) -> InspectSessions:
+        return InspectSessions(self.settings, self.spec.name)
+
+
+def ccpt_task(name: str, options: CcptOptions) -> Task:
+    """A CCPT task as the paper runs it (base or chain-of-thought prompt)."""
+    setup = _Setup(name, options, CcptOptions)
+    spec, items = setup.spec, setup.items()
+    sessions = setup.sessions() if spec.generative else None  # type prediction: no judge
+    return build_task(
+        spec.name,
+        samples(spec, items),
+        ccpt_scorer(spec, sessions, setup.rule),
+        GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
+        TASK_VERSION,
+        setup.metadata,
+        setup=judge_preflight(sessions) if sessions else None,
     )
 
 
-def _define_sa(spec: CcptTaskSpec) -> Callable[..., Task]:
-    def run(
-        data_dir: str | None = None,
-        sa_iterations: int | None = None,
-        sa_epsilon: float | None = None,
-        sa_seed: int | None = None,
-        sa_graph: str | None = None,
-        npc_modifier: str | None = None,
-        judge: str | None = None,
-        judge_model: str | None = None,
-        judge_base_url: str | list[str] | None = None,
-        judge_api_key_env: str | None = None,
-        judge_concurrency: int | None = None,
-        judge_cache: str | None = None,
-    ) -> Task:
-        sa_options = {
-            "sa_iterations": sa_iterations,
-            "sa_epsilon": sa_epsilon,
-            "sa_seed": sa_seed,
-            "sa_graph": sa_graph,
-        }
-        return method_task(
-            spec,
-            data_dir=data_dir,
-            sa_options=sa_options,
-            npc_modifier=npc_modifier,
-            judge=judge,
-            judge_model=judge_model,
-            judge_base_url=judge_base_url,
-            judge_api_key_env=judge_api_key_env,
-            judge_concurrency=judge_concurrency,
-            judge_cache=judge_cache,
-        )
-
-    return _register(spec, run, "spreading activation")
+def sa_task(name: str, options: SaOptions) -> Task:
+    """A spreading-activation task (section 4.1, Algorithm 1)."""
+    setup = _Setup(name, options, SaOptions)
+    spec, items, sessions = setup.spec, setup.items(), setup.sessions()
+    sa = SaSettings.for_spec(spec, options)
+    needs_model = spec.needs_model_during_activation
+    graph = load_graph(sa.graph, setup.data_dir) if sa.use_graph and needs_model else None
+    return build_task(
+        spec.name,
+        _sa_samples(spec, items, sa, setup.data_dir),
+        ccpt_scorer(spec, sessions, setup.rule),
+        # Greedy by default, activation and filter calls included.
+        GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
+        TASK_VERSION,
+        {**setup.metadata, "spreading_activation": sa.as_dict()},
+        solver=spreading_activation(spec, sa, graph) if needs_model else None,
+        setup=judge_preflight(sessions),
+    )
 
 
-def _define_oracle(spec: CcptTaskSpec) -> Callable[..., Task]:
-    def run(
-        data_dir: str | None = None,
-        oracle_n: int = ORACLE_N,
-        npc_modifier: str | None = None,
-        judge: str | None = None,
-        judge_model: str | None = None,
-        judge_base_url: str | list[str] | None = None,
-        judge_api_key_env: str | None = None,
-        judge_concurrency: int | None = None,
-        judge_cache: str | None = None,
-    ) -> Task:
-        return method_task(
-            spec,
-            data_dir=data_dir,
-            oracle_n=int(oracle_n),
-            npc_modifier=npc_modifier,
-            judge=judge,
-            judge_model=judge_model,
-            judge_base_url=judge_base_url,
-            judge_api_key_env=judge_api_key_env,
-            judge_concurrency=judge_concurrency,
-            judge_cache=judge_cache,
-        )
-
-    return _register(spec, run, "multi-oracle, best of N")
+def oracle_task(name: str, options: OracleOptions) -> Task:
+    """A multi-oracle task (section 4.1): the best of N sampled replies per item."""
+    setup = _Setup(name, options, OracleOptions)
+    oracle_n = int(options.get("oracle_n", ORACLE_N))
+    if oracle_n < 1:
+        raise ConfigError("oracle_n must be at least 1 (the paper's N is 5).")
+    spec, items, sessions = setup.spec, setup.items(), setup.sessions()
+    return build_task(
+        spec.name,
+        [
+            sample.model_copy(update={"metadata": {**sample.metadata, "task": spec.name}})
+            for sample in samples(base_spec(spec), items)
+        ],
+        oracle_scorer(spec, sessions, setup.rule),
+        # Appendix B.1: nucleus sampling with T = 0.7, p = 0.95.
+        GenerateConfig(
+            temperature=ORACLE_TEMPERATURE, top_p=ORACLE_TOP_P, max_tokens=spec.max_tokens
+        ),
+        TASK_VERSION,
+        {**setup.metadata, "oracle_n": oracle_n},
+        solver=sample_n(oracle_n),
+        setup=judge_preflight(sessions),
+    )
 
 
-def _register(spec: CcptTaskSpec, run: Callable[..., Task], what: str) -> Callable[..., Task]:
-    run.__name__ = run.__qualname__ = spec.name
-    run.__doc__ = f"CCPT task {spec.name} ({spec.kind}, {what} ({spec.method}), test items)."
-    return task(name=spec.name)(run)
+# One @task per task name, each a call into the builders above.
 
 
-TASKS: dict[str, Callable[..., Task]] = {spec.name: _define(spec) for spec in all_specs()}
-TASKS.update({s.name: _define_oracle(s) if s.oracle else _define_sa(s) for s in method_specs()})
-globals().update(TASKS)
+@task
+def ccpt_pi_emergent(**options: Unpack[CcptOptions]) -> Task:
+    """CCPT property induction, emergent: base prompt, test items."""
+    return ccpt_task("ccpt_pi_emergent", options)
+
+
+@task
+def ccpt_pi_emergent_cot(**options: Unpack[CcptOptions]) -> Task:
+    """CCPT property induction, emergent: chain-of-thought prompt, test items."""
+    return ccpt_task("ccpt_pi_emergent_cot", options)
+
+
+@task
+def ccpt_pi_emergent_full(**options: Unpack[CcptOptions]) -> Task:
+    """CCPT property induction, emergent: base prompt, all items."""
+    return ccpt_task("ccpt_pi_emergent_full", options)
+
+
+@task
+def ccpt_pi_emergent_full_cot(**options: Unpack[CcptOptions]) -> Task:
+    """CCPT property induction, emergent: chain-of-thought prompt, all items."""
+    return ccpt_task("ccpt_pi_emergent_full_cot", options)
+
+
+@task
+def ccpt_pi_canceled(**options: Unpack[CcptOptions]) -> Task:
+    """CCPT property induction, canceled: base prompt, test items."""
+    return ccpt_task("ccpt_pi_canceled", options)
+
+
+@task
+def ccpt_pi_canceled_cot(**options: Unpack[CcptOptions]) -> Task:
+    """CCPT property induction, canceled: chain-of-thought prompt, test items."""
+    return ccpt_task("ccpt_pi_canceled_cot", options)
+
+
+@task
+def ccpt_pi_canceled_full(**options: Unpack[CcptOptions]) -> Task:
+    """CCPT property induction, canceled: base prompt, all items."""
+    return ccpt_task("ccpt_pi_canceled_full", options)
+
+
+@task
+def ccpt_pi_canceled_full_cot(**options: Unpack[CcptOptions]) -> Task:
+    """CCPT property induction, canceled: chain-of-thought prompt, all items."""
+    return ccpt_task("ccpt_pi_canceled_full_cot", options)
+
+
+@task
+def ccpt_npc_emergent(**options: Unpack[CcptOptions]) -> Task:
+    """CCPT noun phrase completion: base prompt, test items."""
+    return ccpt_task("ccpt_npc_emergent", options)
+
+
+@task
+def ccpt_npc_emergent_cot(**options: Unpack[CcptOptions]) -> Task:
+    """CCPT noun phrase completion: chain-of-thought prompt, test items."""
+    return ccpt_task("ccpt_npc_emergent_cot", options)
+
+
+@task
+def ccpt_npc_emergent_full(**options: Unpack[CcptOptions]) -> Task:
+    """CCPT noun phrase completion: base prompt, all items."""
+    return ccpt_task("ccpt_npc_emergent_full", options)
+
+
+@task
+def ccpt_npc_emergent_full_cot(**options: Unpack[CcptOptions]) -> Task:
+    """CCPT noun phrase completion: chain-of-thought prompt, all items."""
+    return ccpt_task("ccpt_npc_emergent_full_cot", options)
+
+
+@task
+def ccpt_tp(**options: Unpack[CcptOptions]) -> Task:
+    """CCPT property type prediction: base prompt, test items."""
+    return ccpt_task("ccpt_tp", options)
+
+
+@task
+def ccpt_tp_full(**options: Unpack[CcptOptions]) -> Task:
+    """CCPT property type prediction: base prompt, all items."""
+    return ccpt_task("ccpt_tp_full", options)
+
+
+@task
+def ccpt_pi_emergent_sa_llm(**options: Unpack[SaOptions]) -> Task:
+    """CCPT property induction, emergent: spreading activation by the model."""
+    return sa_task("ccpt_pi_emergent_sa_llm", options)
+
+
+@task
+def ccpt_pi_emergent_sa_conceptnet(**options: Unpack[SaOptions]) -> Task:
+    """CCPT property induction, emergent: ConceptNet spreading activation, model filter."""
+    return sa_task("ccpt_pi_emergent_sa_conceptnet", options)
+
+
+@task
+def ccpt_pi_emergent_sa_both(**options: Unpack[SaOptions]) -> Task:
+    """CCPT property induction, emergent: spreading activation by the model and ConceptNet."""
+    return sa_task("ccpt_pi_emergent_sa_both", options)
+
+
+@task
+def ccpt_pi_emergent_sa_conceptnet_nofilter(**options: Unpack[SaOptions]) -> Task:
+    """CCPT property induction, emergent: spreading activation on ConceptNet, no filter."""
+    return sa_task("ccpt_pi_emergent_sa_conceptnet_nofilter", options)
+
+
+@task
+def ccpt_pi_emergent_oracle(**options: Unpack[OracleOptions]) -> Task:
+    """CCPT property induction, emergent: multi-oracle, best of N replies."""
+    return oracle_task("ccpt_pi_emergent_oracle", options)
+
+
+@task
+def ccpt_pi_canceled_sa_llm(**options: Unpack[SaOptions]) -> Task:
+    """CCPT property induction, canceled: spreading activation by the model."""
+    return sa_task("ccpt_pi_canceled_sa_llm", options)
+
+
+@task
+def ccpt_pi_canceled_sa_conceptnet(**options: Unpack[SaOptions]) -> Task:
+    """CCPT property induction, canceled: ConceptNet spreading activation, model filter."""
+    return sa_task("ccpt_pi_canceled_sa_conceptnet", options)
+
+
+@task
+def ccpt_pi_canceled_sa_both(**options: Unpack[SaOptions]) -> Task:
+    """CCPT property induction, canceled: spreading activation by the model and ConceptNet."""
+    return sa_task("ccpt_pi_canceled_sa_both", options)
+
+
+@task
+def ccpt_pi_canceled_sa_conceptnet_nofilter(**options: Unpack[SaOptions]) -> Task:
+    """CCPT property induction, canceled: spreading activation on ConceptNet, no filter."""
+    return sa_task("ccpt_pi_canceled_sa_conceptnet_nofilter", options)
+
+
+@task
+def ccpt_pi_canceled_oracle(**options: Unpack[OracleOptions]) -> Task:
+    """CCPT property induction, canceled: multi-oracle, best of N replies."""
+    return oracle_task("ccpt_pi_canceled_oracle", options)
+
+
+@task
+def ccpt_npc_emergent_sa_llm(**options: Unpack[SaOptions]) -> Task:
+    """CCPT noun phrase completion: spreading activation by the model."""
+    return sa_task("ccpt_npc_emergent_sa_llm", options)
+
+
+@task
+def ccpt_npc_emergent_sa_conceptnet(**options: Unpack[SaOptions]) -> Task:
+    """CCPT noun phrase completion: ConceptNet spreading activation, model filter."""
+    return sa_task("ccpt_npc_emergent_sa_conceptnet", options)
+
+
+@task
+def ccpt_npc_emergent_sa_both(**options: Unpack[SaOptions]) -> Task:
+    """CCPT noun phrase completion: spreading activation by the model and ConceptNet."""
+    return sa_task("ccpt_npc_emergent_sa_both", options)
+
+
+@task
+def ccpt_npc_emergent_sa_conceptnet_nofilter(**options: Unpack[SaOptions]) -> Task:
+    """CCPT noun phrase completion: spreading activation on ConceptNet, no filter."""
+    return sa_task("ccpt_npc_emergent_sa_conceptnet_nofilter", options)
+
+
+@task
+def ccpt_npc_emergent_oracle(**options: Unpack[OracleOptions]) -> Task:
+    """CCPT noun phrase completion: multi-oracle, best of N replies."""
+    return oracle_task("ccpt_npc_emergent_oracle", options)
+
+
+# Every task by name, from the functions above (a task missing its function fails here).
+TASKS: dict[str, Callable[..., Task]] = {
+    spec.name: globals()[spec.name] for spec in [*all_specs(), *method_specs()]
+}

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import datasets
@@ -20,11 +21,12 @@ from conceptcomb.ccpt.modifiers import OPTION, resolve_npc_modifier, task_rule
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
 from conceptcomb.ccpt.scoring import ItemScore, plan_item, score_replies
 from conceptcomb.ccpt.tasks import NPC_EMERGENT, CcptTaskSpec, spec_by_name
-from conceptcomb.common.lm_eval_support import (
-    current_judge_settings,
+from conceptcomb.scorers.lm_eval_judge import (
+    doc_judge_settings,
     report_judge_usage,
     resolve_judge_settings,
 )
+from conceptcomb.scorers.rating import JudgeUsage
 
 log = logging.getLogger("conceptcomb")
 
@@ -40,20 +42,37 @@ def doc_npc_modifier(doc: dict[str, Any]) -> str:
     return resolve_npc_modifier(doc.get(OPTION))
 
 
+def make_doc(spec: CcptTaskSpec, item: CcptItem, prompt: str, **extra: Any) -> dict[str, Any]:
+    """One item as a doc: its fields, the task, the prompts and the target."""
+    return {
+        **item.as_doc(),
+        "task": spec.name,
+        "system_prompt": SYSTEM_PROMPT,
+        "prompt": prompt,
+        "target": target_of(spec, item),
+        **extra,
+    }
+
+
 def build_docs(
     spec: CcptTaskSpec, items: list[CcptItem], extra: dict[str, str] | None = None
-) -> list[dict[str, str]]:
-    return [
-        {
-            **item.as_doc(),
-            "task": spec.name,
-            "system_prompt": SYSTEM_PROMPT,
-            "prompt": user_prompt(spec, item),
-            "target": target_of(spec, item),
-            **(extra or {}),
-        }
-        for item in items
-    ]
+) -> list[dict[str, Any]]:
+    return [make_doc(spec, item, user_prompt(spec, item), **(extra or {})) for item in items]
+
+
+def docs_dataset(docs: list[dict[str, Any]]) -> datasets.DatasetDict:
+    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
+
+
+def task_items(docs: list[dict[str, Any]]) -> tuple[CcptTaskSpec, list[CcptItem]]:
+    """The task of these docs (all of one task) and their items."""
+    spec = spec_by_name(str(docs[0]["task"]))
+    return spec, [CcptItem.from_doc(doc, origin=f"{spec.name} doc") for doc in docs]
+
+
+def judged_metrics(result: dict[str, Any]) -> dict[str, float]:
+    """A judge filter's record as lm-eval metrics, undefined ones left out of its means."""
+    return {k: float(v) for k, v in result["metrics"].items() if v is not None}
 
 
 def load_dataset(ccpt_task: str, **metadata: Any) -> datasets.DatasetDict:
@@ -61,34 +80,40 @@ def load_dataset(ccpt_task: str, **metadata: Any) -> datasets.DatasetDict:
     spec = spec_by_name(ccpt_task)
     extra = scoring_fields(spec, metadata)
     if spec.generative:
-        resolve_judge_settings(metadata)
+        extra.update(resolve_judge_settings(metadata))
     items = load_items(spec, metadata.get("data_dir"))
-    docs = build_docs(spec, items, extra)
-    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
+    return docs_dataset(build_docs(spec, items, extra))
+
+
+def judge_task(
+    docs: list[dict[str, Any]],
+    replies: Sequence[Any],
+    score: Callable[..., tuple[Sequence[Any], JudgeUsage | None]],
+) -> list[dict[str, Any]]:
+    """A judge filter's work: ``score(spec, items, replies, settings, rule)`` scores all
+    replies of one task in one batch; the judge's usage is reported; each doc becomes its
+    score record."""
+    if not docs:
+        return []
+    spec, items = task_items(docs)
+    settings = doc_judge_settings(docs[0])
+    scores, usage = score(spec, items, replies, settings, doc_npc_modifier(docs[0]))
+    report_judge_usage(spec.name, usage)
+    return [record.to_json() for record in scores]
 
 
 class JudgeFilter(Filter):
     """Parse and judge all replies of one task; each becomes its `ItemScore` record."""
 
     def apply(self, resps: list[list[str]], docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        if not docs:
-            return []
-        spec = spec_by_name(str(docs[0]["task"]))
-        items = [CcptItem.from_doc(doc, origin=f"{spec.name} doc") for doc in docs]
-        replies = [str(resp[0]) if resp else "" for resp in resps]
-        settings = current_judge_settings()
-        rule = doc_npc_modifier(docs[0])
-        scores, usage = score_replies(spec, items, replies, settings, rule)
-        report_judge_usage(spec.name, usage)
-        return [score.to_json() for score in scores]
+        return judge_task(docs, [str(resp[0]) if resp else "" for resp in resps], score_replies)
 
 
 def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, float]:
     """Per-doc metrics; NaN (undefined) values are left out so lm-eval's mean skips them."""
     result = results[0]
     if isinstance(result, dict):  # judged by JudgeFilter
-        return {k: float(v) for k, v in result["metrics"].items() if v is not None}
-    spec = spec_by_name(str(doc["task"]))
-    item = CcptItem.from_doc(doc, origin=f"{spec.name} doc")
+        return judged_metrics(result)
+    spec, (item,) = task_items([doc])
     score: ItemScore = plan_item(spec, item, str(result), doc_npc_modifier(doc))
     return score.defined_metrics()

@@ -20,30 +20,25 @@ import datasets
 from lm_eval.api.filter import Filter
 
 from conceptcomb.ccpt.data import CcptItem, load_items
-from conceptcomb.ccpt.lm_eval_hooks import doc_npc_modifier, scoring_fields
+from conceptcomb.ccpt.lm_eval_hooks import (
+    doc_npc_modifier,
+    docs_dataset,
+    judge_task,
+    judged_metrics,
+    make_doc,
+    scoring_fields,
+    task_items,
+)
 from conceptcomb.ccpt.oracle import OracleScore, base_spec, best_of, score_oracle_replies
-from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
+from conceptcomb.ccpt.prompts import user_prompt
 from conceptcomb.ccpt.sa_prompts import sa_user_prompt
 from conceptcomb.ccpt.scoring import plan_item, without_judge
 from conceptcomb.ccpt.spreading import SaSettings, load_graph, offline_trace
 from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
 from conceptcomb.common.errors import ConfigError
-from conceptcomb.common.lm_eval_support import (
-    current_judge_settings,
-    report_judge_usage,
+from conceptcomb.scorers.lm_eval_judge import (
     resolve_judge_settings,
 )
-
-
-def _doc(spec: CcptTaskSpec, item: CcptItem, prompt: str, **extra: Any) -> dict[str, Any]:
-    return {
-        **item.as_doc(),
-        "task": spec.name,
-        "system_prompt": SYSTEM_PROMPT,
-        "prompt": prompt,
-        "target": target_of(spec, item),
-        **extra,
-    }
 
 
 def build_docs(
@@ -52,7 +47,7 @@ def build_docs(
     """Docs with their final prompts (C_T computed here for the no-filter variant)."""
     extra = scoring_fields(spec, options)
     if spec.oracle:
-        return [_doc(spec, item, user_prompt(base_spec(spec), item), **extra) for item in items]
+        return [make_doc(spec, item, user_prompt(base_spec(spec), item), **extra) for item in items]
     if spec.needs_model_during_activation:
         raise ConfigError(
             f"{spec.name} calls the model while spreading activation: run it with Inspect "
@@ -67,7 +62,7 @@ def build_docs(
         prompt = sa_user_prompt(spec, item, trace.relevant)
         # The trace is a JSON string: its per-concept keys would upset Arrow's schema.
         docs.append(
-            _doc(
+            make_doc(
                 spec,
                 item,
                 prompt,
@@ -83,35 +78,25 @@ def load_dataset(ccpt_task: str, **metadata: Any) -> datasets.DatasetDict:
     """``custom_dataset``; --metadata may set sa_iterations, sa_epsilon, sa_seed, sa_graph
     and npc_modifier."""
     spec = spec_by_name(ccpt_task)
-    resolve_judge_settings(metadata)
+    judge = resolve_judge_settings(metadata)
     items = load_items(spec, metadata.get("data_dir"))
-    docs = build_docs(spec, items, metadata)
-    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
+    return docs_dataset([{**doc, **judge} for doc in build_docs(spec, items, metadata)])
 
 
 class OracleJudgeFilter(Filter):
     """Judge every sampled reply of every item; each doc becomes its `OracleScore` record."""
 
     def apply(self, resps: list[list[str]], docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        if not docs:
-            return []
-        spec = spec_by_name(str(docs[0]["task"]))
-        items = [CcptItem.from_doc(doc, origin=f"{spec.name} doc") for doc in docs]
         replies = [[str(reply) for reply in resp] for resp in resps]
-        scores, usage = score_oracle_replies(
-            spec, items, replies, current_judge_settings(), doc_npc_modifier(docs[0])
-        )
-        report_judge_usage(spec.name, usage)
-        return [score.to_json() for score in scores]
+        return judge_task(docs, replies, score_oracle_replies)
 
 
 def process_oracle_results(doc: dict[str, Any], results: list[Any]) -> dict[str, float]:
     """Best-of-N metrics of one doc; undefined ones are left out of lm-eval's means."""
     result = results[0]
     if isinstance(result, dict):  # judged by OracleJudgeFilter
-        return {k: float(v) for k, v in result["metrics"].items() if v is not None}
-    spec = spec_by_name(str(doc["task"]))  # no filter ran: parse only, judge off
-    item = CcptItem.from_doc(doc, origin=f"{spec.name} doc")
+        return judged_metrics(result)
+    spec, (item,) = task_items([doc])  # no filter ran: parse only, judge off
     replies = result if isinstance(result, list) else [result]
     rule = doc_npc_modifier(doc)
     scored = [without_judge(spec, plan_item(base_spec(spec), item, str(r), rule)) for r in replies]

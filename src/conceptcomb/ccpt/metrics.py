@@ -26,19 +26,13 @@ from dataclasses import dataclass
 
 from conceptcomb.ccpt.data import PROPERTY_TYPES
 from conceptcomb.ccpt.tasks import PI_CANCELED, TYPE_PREDICTION, CcptTaskSpec
+from conceptcomb.common.contract import MetricInfo
 
 NAN = float("nan")
 SCALE = 100.0
 FORMAT_FAILURES = "format_failures"
 NON_DICT_ANSWERS = "non_dict_answers"
 JUDGE_FAILURES = "judge_failures"
-
-
-@dataclass(frozen=True)
-class MetricInfo:
-    name: str
-    higher_is_better: bool
-    aggregation: str  # "mean" (NaN left out) or "sum"
 
 
 def confusion_key(gold: str, predicted: str) -> str:
@@ -76,36 +70,31 @@ def relevance_metrics(spec: CcptTaskSpec, r_np: float, r_head: float, r_mod: flo
     return {**metrics, FORMAT_FAILURES: 0.0, JUDGE_FAILURES: 0.0}
 
 
-def format_failure_metrics(spec: CcptTaskSpec) -> dict[str, float]:
-    """A generative reply we could not parse (type prediction: `type_prediction_metrics`)."""
+def _unscored(
+    spec: CcptTaskSpec, score: float, format_failure: float, judge_failure: float
+) -> dict[str, float]:
+    """An item without ratings: R_HMP and R_NP undefined, the counts as given."""
     return {
         "R_HMP": NAN,
         "R_NP": NAN,
-        spec.score_name: 0.0,
-        FORMAT_FAILURES: 1.0,
-        JUDGE_FAILURES: 0.0,
+        spec.score_name: score,
+        FORMAT_FAILURES: format_failure,
+        JUDGE_FAILURES: judge_failure,
     }
+
+
+def format_failure_metrics(spec: CcptTaskSpec) -> dict[str, float]:
+    """A generative reply we could not parse (type prediction: `type_prediction_metrics`)."""
+    return _unscored(spec, 0.0, 1.0, 0.0)
 
 
 def judge_failure_metrics(spec: CcptTaskSpec) -> dict[str, float]:
-    return {
-        "R_HMP": NAN,
-        "R_NP": NAN,
-        spec.score_name: NAN,
-        FORMAT_FAILURES: 0.0,
-        JUDGE_FAILURES: 1.0,
-    }
+    return _unscored(spec, NAN, 0.0, 1.0)
 
 
 def unjudged_metrics(spec: CcptTaskSpec) -> dict[str, float]:
     """With the judge off (prediction only) just the format count is known."""
-    return {
-        "R_HMP": NAN,
-        "R_NP": NAN,
-        spec.score_name: NAN,
-        FORMAT_FAILURES: 0.0,
-        JUDGE_FAILURES: 0.0,
-    }
+    return _unscored(spec, NAN, 0.0, 0.0)
 
 
 def type_prediction_metrics(gold: str, predicted: str | None) -> dict[str, float]:

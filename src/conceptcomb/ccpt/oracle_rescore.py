@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from conceptcomb.ccpt.data import CcptItem
-from conceptcomb.ccpt.metrics import MetricInfo
 from conceptcomb.ccpt.modifiers import LEMMA, task_rule
 from conceptcomb.ccpt.oracle import OracleScore, oracle_metric_infos, score_oracle_replies
 from conceptcomb.ccpt.tasks import TASK_VERSION, spec_by_name
+from conceptcomb.common.contract import MetricInfo
 from conceptcomb.common.errors import ConfigError, DataFormatError
-from conceptcomb.common.predictions import read_json_lines
+from conceptcomb.common.jsonl import read_jsonl
+from conceptcomb.common.predictions import open_inspect_log
 from conceptcomb.common.results import MetricValue, ScoreReport
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.rating import preflight_judge
@@ -28,7 +29,7 @@ Group = tuple[dict[str, Any], list[str], str]  # (doc, replies, origin)
 
 
 def _jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    rows = read_json_lines(path)
+    rows = read_jsonl(path, empty="predictions")
     for number, row in rows:
         if not isinstance(row.get("doc"), dict):
             raise DataFormatError(f'{path}:{number}: expected an object with a "doc" object.')
@@ -42,19 +43,14 @@ def _replies(value: Any, where: str, field: str) -> list[str]:
 
 
 def _read_inspect(path: Path) -> tuple[list[Group], str]:
-    from inspect_ai.log import read_eval_log
-
-    try:
-        log = read_eval_log(str(path))
-    except Exception as err:  # Inspect raises several types for unreadable logs
-        raise DataFormatError(f"{path}: not a readable Inspect log ({err}).") from err
+    log, task = open_inspect_log(path)
     groups = []
     for sample in log.samples or []:
         if sample.output is None or not sample.output.choices:
             raise DataFormatError(f"{path}: sample {sample.id} has no model output.")
         replies = [choice.message.text for choice in sample.output.choices]
         groups.append((dict(sample.metadata or {}), replies, f"{path.name}:{sample.id}"))
-    return groups, log.eval.task.rsplit("/", 1)[-1]
+    return groups, task
 
 
 def read_oracle_predictions(path: Path) -> tuple[list[Group], str, str | None]:

@@ -10,6 +10,8 @@ the published numbers.
 
 from __future__ import annotations
 
+import re
+
 from conceptcomb.ccpt.data import CcptItem
 from conceptcomb.ccpt.tasks import (
     NPC_EMERGENT,
@@ -31,6 +33,17 @@ SYSTEM_PROMPT = """Conceptual combination is a task that combines two concepts, 
 """  # noqa: E501
 
 _EXAMPLES_LEAD = "\n    \n"
+_REASONING_STEP = "Come up with your reasoning process before giving your final answer."
+
+
+def _with_reasoning_step(base: str, step: int) -> str:
+    """The CoT instructions of the paper's tables: the base ones with the reasoning step
+    inserted as step ``step``, the steps after it renumbered."""
+    lines = base.split("\n")
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"{step}. "))
+    later = [re.sub(r"^(\d+)\. ", lambda m: f"{int(m[1]) + 1}. ", line) for line in lines[at:]]
+    return "\n".join([*lines[:at], f"{step}. {_REASONING_STEP}", *later])
+
 
 # --- Property induction, emergent (Tables 13 and 14) -----------------------------------
 _PI_EMERGENT_BASE = """Instructions:
@@ -39,12 +52,7 @@ _PI_EMERGENT_BASE = """Instructions:
 3. Use the previous examples to learn how to do this.
 4. Answer in dictionary format: {"property": "{generated_property}"}. Do not include other formatting."""  # noqa: E501
 
-_PI_EMERGENT_COT = """Instructions:
-1. You are given a combination of concepts. Your task is to generate emergent property of a combination.
-2. Find a property that does not belong to any of the individual component in the combination but emerges when the words are combined.
-3. Use the previous examples to learn how to do this.
-4. Come up with your reasoning process before giving your final answer.
-5. Answer in dictionary format: {"property": "{generated_property}"}. Do not include other formatting."""  # noqa: E501
+_PI_EMERGENT_COT = _with_reasoning_step(_PI_EMERGENT_BASE, 4)
 
 _PI_EMERGENT_EXAMPLES = """<Example 1>
 - Combination: Brown apple
@@ -78,12 +86,7 @@ _PI_CANCELED_BASE = """Instructions:
 3. Use the previous examples to learn how to do this.
 4. Answer in dictionary format: {"property": "{generated_property}"}. Do not include other formatting."""  # noqa: E501
 
-_PI_CANCELED_COT = """Instructions:
-1. You are given a combination of concepts. Your task is to generate canceled property of a combination.
-2. Find a property that belongs to one of the individual components in the combination but doesn't belong to combination as a whole.
-3. Use the previous examples to learn how to do this.
-4. Come up with your reasoning process before giving your final answer.
-5. Answer in dictionary format: {"property": "{generated_property}"}. Do not include other formatting."""  # noqa: E501
+_PI_CANCELED_COT = _with_reasoning_step(_PI_CANCELED_BASE, 4)
 
 _PI_CANCELED_EXAMPLES = """<Example 1>
 - Combination: Brown apple
@@ -113,13 +116,7 @@ _NPC_BASE = """Instructions:
 4. Use the previous examples to learn the task.
 5. Answer in dictionary format: {"combination": "{generated_combination}", "modifier": "{generated_modifier}"}. Do not include other formatting."""  # noqa: E501
 
-_NPC_COT = """Instructions:
-1. You are given a head noun and emergent property. Your task is to generate a conceptual combination by adding one modifier.
-2. You can use function word without any constraint.
-3. Modifier should not have the given emergent property on its own, but the combination exhibits the emergent property.
-4. Come up with your reasoning process before giving your final answer.
-5. Use the previous examples to learn the task.
-6. Answer in dictionary format: {"combination": "{generated_combination}", "modifier": "{generated_modifier}"}. Do not include other formatting."""  # noqa: E501
+_NPC_COT = _with_reasoning_step(_NPC_BASE, 4)
 
 _NPC_EXAMPLES = """<Example 1>
 - Head noun: apple

@@ -26,8 +26,8 @@ from conceptcomb.ccpt.metrics import (
 )
 from conceptcomb.ccpt.modifiers import LEMMA
 from conceptcomb.ccpt.tasks import NPC_EMERGENT, TYPE_PREDICTION, CcptTaskSpec
+from conceptcomb.scorers.judge_base import JudgeReply
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.scorers.judges import JudgeReply
 from conceptcomb.scorers.rating import JudgeUsage, RatingSession, rate_prompts
 from conceptcomb.scorers.relevance import RelevanceQuestion, rating_to_relevance
 

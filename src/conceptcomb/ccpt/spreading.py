@@ -35,8 +35,9 @@ from typing import Any
 
 from conceptcomb.ccpt.data import CCPT_DATASET, CONCEPTNET_FILE, CcptItem
 from conceptcomb.ccpt.tasks import NPC_EMERGENT, SA_BOTH, SA_LLM, CcptTaskSpec
+from conceptcomb.common.conceptnet import CN100K_FILES, pinned_cn100k_dir, read_edges
 from conceptcomb.common.datafiles import resolve_files
-from conceptcomb.common.errors import ConfigError, DataFormatError
+from conceptcomb.common.errors import ConfigError, DataFormatError, one_of
 
 GRAPHS = ("ccpt", "cn100k", "ccpt+cn100k")
 MAX_SAMPLED = 10  # the script samples at most 10 concepts of C_t+1 ...
@@ -86,8 +87,7 @@ class SaSettings:
             raise ConfigError("sa_iterations must be at least 1 (the paper's T is 5).")
         if not 0 <= self.epsilon <= 1:
             raise ConfigError("sa_epsilon is a Jaccard distance: between 0 and 1 (paper: 0.1).")
-        if self.graph not in GRAPHS:
-            raise ConfigError(f"sa_graph={self.graph!r}: use one of {', '.join(GRAPHS)}.")
+        one_of("sa_graph", self.graph, GRAPHS)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -204,17 +204,9 @@ def read_ccpt_graph(path: Path) -> ConceptGraph:
 def read_cn100k_graph(folder: Path) -> ConceptGraph:
     """CN-100K, every relation, both directions: a wider graph than the authors' file."""
     pairs = []
-    for name in ("train.txt", "valid.txt", "test.txt"):
-        path = folder / name
-        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-            fields = line.split("\t")
-            if fields == [""]:
-                continue
-            if len(fields) not in (3, 4):
-                raise DataFormatError(f"{path}:{number}: expected 'Relation<TAB>head<TAB>tail'.")
-            if len(fields) == 4 and fields[3].strip() == "0":
-                continue  # a negative example
-            pairs += [(fields[1], fields[2]), (fields[2], fields[1])]
+    for name in CN100K_FILES:
+        for head, _, tail in read_edges(folder / name):
+            pairs += [(head, tail), (tail, head)]
     return ConceptGraph("cn100k", _adjacency(pairs))
 
 
@@ -228,16 +220,14 @@ def _merge(graphs: list[ConceptGraph]) -> ConceptGraph:
 
 
 def load_graph(name: str, data_dir: str | os.PathLike[str] | None = None) -> ConceptGraph:
-    """``ccpt`` (the authors' file, pinned with CCPT), ``cn100k`` (pinned with CGGC) or both."""
-    if name not in GRAPHS:
-        raise ConfigError(f"sa_graph={name!r}: use one of {', '.join(GRAPHS)}.")
+    """``ccpt`` (the authors' file, pinned with CCPT), ``cn100k`` (pinned in
+    `conceptcomb.common.conceptnet`) or both."""
+    one_of("sa_graph", name, GRAPHS)
     parts = []
     if "ccpt" in name.split("+"):
         path = resolve_files(CCPT_DATASET, [CONCEPTNET_FILE], data_dir)[CONCEPTNET_FILE]
         parts.append(_cached_ccpt(str(path)))
     if "cn100k" in name.split("+"):
-        from conceptcomb.cggc.sources import pinned_cn100k_dir
-
         parts.append(_cached_cn100k(str(pinned_cn100k_dir(data_dir))))
     return parts[0] if len(parts) == 1 else _merge(parts)
 

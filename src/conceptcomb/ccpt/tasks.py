@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conceptcomb.common.errors import UnknownTaskError
+from conceptcomb.common.lookup import find_named
 
 PI_EMERGENT = "pi_emergent"
 PI_CANCELED = "pi_canceled"
@@ -116,8 +117,8 @@ def lm_eval_method_specs() -> list[CcptTaskSpec]:
 
 
 def spec_by_name(name: str) -> CcptTaskSpec:
-    for spec in [*all_specs(), *method_specs()]:
-        if spec.name == name:
-            return spec
-    known = ", ".join(spec.name for spec in [*all_specs(), *method_specs()])
-    raise UnknownTaskError(f"{name!r} is not a CCPT task; the tasks are: {known}")
+    return find_named(
+        [*all_specs(), *method_specs()],
+        name,
+        lambda known: UnknownTaskError(f"{name!r} is not a CCPT task; the tasks are: {known}"),
+    )

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
+import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,17 +33,19 @@ from conceptcomb.cggc.embeddings import PACKAGED_MODEL, Encoder
 from conceptcomb.cggc.graphs import GraphEdge, KnowledgeBase, nodes_of, prune, structure_type
 from conceptcomb.cggc.relations import make_label
 from conceptcomb.cggc.sources import (
-    CN100K_DATASET,
-    CN100K_FILES,
     COMMONGEN_DATASET,
     Reference,
-    concept_uri,
-    pinned_cn100k_dir,
     pinned_commongen_dir,
     read_commongen,
     read_conceptnet,
 )
 from conceptcomb.cggc.splits import check_compositional, split_items
+from conceptcomb.common.conceptnet import (
+    CN100K_DATASET,
+    CN100K_FILES,
+    concept_uri,
+    pinned_cn100k_dir,
+)
 from conceptcomb.common.datafiles import sha256_of
 from conceptcomb.common.errors import ConfigError
 
@@ -62,6 +66,7 @@ class BuildOptions:
     sbert_model: str = PACKAGED_MODEL
     device: str | None = None
     batch_size: int = 256
+    workers: int | None = None  # processes of the graphs stage; None: one per core
 
 
 class Timer:
@@ -141,10 +146,12 @@ def build(options: BuildOptions) -> dict[str, Any]:
     texts = sorted({ref.target for ref in candidates})
     text_row = {text: i for i, text in enumerate(texts)}
     ref_emb = encoder.encode(texts, "references")
+    del encoder  # the model is not needed by the graphs stage (nor by its forked workers)
     timer.stage("embeddings")
     graphs: dict[str, dict[str, Any]] = {}
     items: list[CggcItem] = []
-    for ref, item, record in _build_items(kb, candidates, triple_emb, node_emb, ref_emb, text_row):
+    shared = _Shared(kb, candidates, triple_emb, node_emb, ref_emb, text_row, CHUNK)
+    for ref, item, record in _build_items(shared, options.workers or _cores()):
         items.append(item)
         graphs[ref.item_id] = record
     timer.stage("graphs")
@@ -161,26 +168,98 @@ def build(options: BuildOptions) -> dict[str, Any]:
     return info
 
 
+@dataclass(frozen=True)
+class _Shared:
+    """What every chunk of the graphs stage reads (shared copy-on-write by forked workers)."""
+
+    kb: KnowledgeBase
+    refs: list[Reference]
+    triple_emb: np.ndarray
+    node_emb: np.ndarray
+    ref_emb: np.ndarray
+    text_row: dict[str, int]
+    chunk: int  # references per task (CHUNK)
+
+
 def _build_items(
-    kb: KnowledgeBase,
-    refs: list[Reference],
-    triple_emb: np.ndarray,
-    node_emb: np.ndarray,
-    ref_emb: np.ndarray,
-    text_row: dict[str, int],
+    shared: _Shared, workers: int = 1
 ) -> Iterator[tuple[Reference, CggcItem, dict[str, Any]]]:
+    """Every buildable reference's (reference, item, graph record), in reference order.
+
+    Work is cut into the same slices of ``shared.chunk`` references whatever ``workers`` is,
+    and a pool's results are taken in order (imap): the files do not depend on the workers.
+    """
     from tqdm import tqdm
 
-    with tqdm(total=len(refs), desc="reasoning graphs", unit="ref") as progress:
-        for start in range(0, len(refs), CHUNK):
-            chunk = refs[start : start + CHUNK]
-            vectors = ref_emb[[text_row[ref.target] for ref in chunk]]
-            triple_cos = vectors @ triple_emb.T  # chunk x triples
-            for row, ref in enumerate(chunk):
-                built = _build_one(kb, ref, triple_cos[row], node_emb, vectors[row])
-                if built is not None:
-                    yield ref, *built
-                progress.update(1)
+    starts = range(0, len(shared.refs), shared.chunk)
+    workers = max(1, min(workers, len(starts)))
+    with tqdm(total=len(shared.refs), desc="reasoning graphs", unit="ref") as progress:
+        if workers == 1:
+            for start in starts:
+                yield from _with_refs(shared, _chunk_results(shared, start))
+                progress.update(len(shared.refs[start : start + shared.chunk]))
+            return
+        with _pool(shared, workers) as pool:
+            for start, results in zip(starts, pool.imap(_worker_chunk, starts), strict=True):
+                yield from _with_refs(shared, results)
+                progress.update(len(shared.refs[start : start + shared.chunk]))
+
+
+ChunkResults = list[tuple[int, CggcItem, dict[str, Any]]]  # (reference index, item, record)
+
+
+def _with_refs(
+    shared: _Shared, results: ChunkResults
+) -> Iterator[tuple[Reference, CggcItem, dict[str, Any]]]:
+    return ((shared.refs[i], item, record) for i, item, record in results)
+
+
+def _chunk_results(shared: _Shared, start: int) -> ChunkResults:
+    """The buildable references among ``refs[start : start + chunk]``, with their graphs."""
+    chunk = shared.refs[start : start + shared.chunk]
+    vectors = shared.ref_emb[[shared.text_row[ref.target] for ref in chunk]]
+    triple_cos = vectors @ shared.triple_emb.T  # chunk x triples
+    results: ChunkResults = []
+    for row, ref in enumerate(chunk):
+        built = _build_one(shared.kb, ref, triple_cos[row], shared.node_emb, vectors[row])
+        if built is not None:
+            results.append((start + row, *built))
+    return results
+
+
+def _cores() -> int:
+    """The CPU cores this process may run on (fewer than the machine's under taskset)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+_WORKER_SHARED: _Shared | None = None  # set in each pool worker by _init_worker
+
+
+def _pool(shared: _Shared, workers: int) -> Any:
+    """A process pool holding ``shared``: forked where possible (no copy), else pickled once."""
+    # A fork inherits the parent's tokenizers state; saying so silences their warning.
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    return context.Pool(workers, initializer=_init_worker, initargs=(shared,))
+
+
+def _init_worker(shared: _Shared) -> None:
+    global _WORKER_SHARED
+    _WORKER_SHARED = shared
+    try:  # one BLAS thread per worker: the workers already fill the cores
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
+        pass
+
+
+def _worker_chunk(start: int) -> ChunkResults:
+    assert _WORKER_SHARED is not None, "called outside a pool made by _pool"
+    return _chunk_results(_WORKER_SHARED, start)
 
 
 def _build_one(
@@ -274,11 +353,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sbert-model", default=PACKAGED_MODEL, help="sentence-transformers model")
     parser.add_argument("--device", help="torch device for SBERT (default: automatic)")
     parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument(
+        "--workers",
+        type=int,
+        help="processes computing the reasoning graphs (default: one per CPU core; "
+        "1: in this process); the built files do not depend on it",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     if not 0.0 < args.test_fraction < 1.0:
         raise ConfigError("--test-fraction must be between 0 and 1.")
+    if args.workers is not None and args.workers < 1:
+        raise ConfigError("--workers must be 1 or more (1 builds the graphs in this process).")
     options = BuildOptions(
         out=args.out,
         commongen=args.commongen,
@@ -292,6 +379,7 @@ def run(args: argparse.Namespace) -> int:
         sbert_model=args.sbert_model,
         device=args.device,
         batch_size=args.batch_size,
+        workers=args.workers,
     )
     build(options)
     print(f"[cggc build] wrote {options.out}", flush=True)

@@ -41,9 +41,10 @@ from typing import Any
 
 from conceptcomb.cggc.graphs import GraphEdge, structure_type
 from conceptcomb.cggc.relations import make_label, split_label
-from conceptcomb.cggc.sources import concept_name
+from conceptcomb.common.conceptnet import concept_name
 from conceptcomb.common.datafiles import DATA_DIR_ENV
 from conceptcomb.common.errors import DataFormatError, DataUnavailableError
+from conceptcomb.common.jsonl import COLON, read_jsonl
 
 POOL_FILE = "compos_train"
 TEST_FILE = "compos_test"
@@ -165,20 +166,9 @@ def read_bytes(path: Path) -> bytes:
 def read_items(path: Path, split: str, content: bytes | None = None) -> list[CggcItem]:
     """Items of a CGGC jsonl file, nested (official / ours) or flattened records."""
     items: list[CggcItem] = []
-    try:
-        lines = (read_bytes(path) if content is None else content).decode("utf-8").splitlines()
-    except UnicodeDecodeError as err:
-        raise DataFormatError(f"{path}: not UTF-8 text ({err}).") from err
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataFormatError(f"{where}: not a JSON object ({err}).") from err
-        if not isinstance(record, dict):
-            raise DataFormatError(f"{where}: not a JSON object.")
+    content = read_bytes(path) if content is None else content
+    for number, record in read_jsonl(path, content):
+        where = COLON.at(path, number)
         refs = record.get("refs")
         if refs is None:
             items.append(_item(record, record, where, split, number - 1))

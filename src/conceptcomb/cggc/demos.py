@@ -34,7 +34,7 @@ from functools import cache
 
 from conceptcomb.cggc.data import CggcItem
 from conceptcomb.cggc.graphs import STRUCTURE_TYPES
-from conceptcomb.common.errors import ConfigError
+from conceptcomb.common.errors import ConfigError, one_of
 
 SETTINGS = ("id", "ood")
 ORDERS = ("random", "easy_to_hard", "hard_to_easy")
@@ -51,10 +51,8 @@ class DemoSpec:
     seed: int = 0
 
     def __post_init__(self) -> None:
-        if self.setting not in SETTINGS:
-            raise ConfigError(f"setting={self.setting!r}: use one of {', '.join(SETTINGS)}.")
-        if self.order not in ORDERS:
-            raise ConfigError(f"order={self.order!r}: use one of {', '.join(ORDERS)}.")
+        one_of("setting", self.setting, SETTINGS)
+        one_of("order", self.order, ORDERS)
         if self.structure is not None and self.structure not in STRUCTURE_TYPES:
             raise ConfigError(f"structure={self.structure!r}: use A, B or C.")
         if self.k < 1:

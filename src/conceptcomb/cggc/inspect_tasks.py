@@ -7,47 +7,41 @@ names as fixed tasks (``conceptcomb/cggc_ood_easy2hard`` ...).
 
 Each sample's input is the chat the lm-eval multi-turn rendering gives: the instruction
 as system message, each demonstration as a user block answered by its sentence, then the
-item. Corpus metrics (BLEU, METEOR, CIDEr, SPICE) are computed over all samples from the
-(prediction, reference) record each score carries.
+item. Every reply is scored by `conceptcomb.cggc.scoring`, as in lm-eval; the corpus
+metrics (BLEU, METEOR, CIDEr, SPICE) are computed over all samples from the (prediction,
+reference) record each score carries.
 
 ``conceptcomb/cggc_id_verified`` and ``cggc_ood_verified`` add relation verification by a
-judge (section 5.3; `conceptcomb.cggc.verification`): the judge options of CCPT (``-T
-judge=...``, or ``--model-role grader=MODEL``), ``verified_share``, ``verifier_failures``
-and every metric again on the verified items (``<metric>_verified``).
+judge (section 5.3; `conceptcomb.cggc.verification`): the judge options
+(`conceptcomb.frameworks.inspect_tasks.JudgeOptions`: ``-T judge=...``, or ``--model-role
+grader=MODEL``), ``verified_share``, ``verifier_failures`` and every metric again on the
+verified items (``<metric>_verified``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TypedDict
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import (
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageUser,
-    GenerateConfig,
-)
+from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
-from inspect_ai.solver import Solver, TaskState, generate
+from inspect_ai.solver import Solver, TaskState
+from typing_extensions import Unpack
 
 from conceptcomb.cggc.data import CggcItem, load_dataset
-from conceptcomb.cggc.metrics import METRICS, Scored, corpus_metric, item_metrics, spice
-from conceptcomb.cggc.prompts import (
-    MAX_NEW_TOKENS,
-    PromptStyle,
-    chat_turns,
-    clean_prediction,
-    style_named,
-)
+from conceptcomb.cggc.metrics import METRICS, Scored
+from conceptcomb.cggc.prompts import MAX_NEW_TOKENS, chat_turns, style_named
+from conceptcomb.cggc.scoring import corpus_score, score_doc
 from conceptcomb.cggc.tasks import (
     TASK_VERSION,
     CggcTaskSpec,
     TaskOptions,
     all_specs,
     item_doc,
+    spec_by_name,
     task_pairs,
     verified_specs,
 )
@@ -60,9 +54,15 @@ from conceptcomb.cggc.verification import (
     verification_of,
 )
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.frameworks.inspect_tasks import (
+    JudgeOptions,
+    build_task,
+    chat,
+    check_options,
+    judge_settings,
+)
 from conceptcomb.scorers.inspect_judge import judge_preflight
 from conceptcomb.scorers.inspect_verifier import InspectVerifierSessions
-from conceptcomb.scorers.judge_settings import JudgeSettings
 
 ORDER_ALIASES = {
     "random": "random",
@@ -72,62 +72,78 @@ ORDER_ALIASES = {
     "hard_to_easy": "hard_to_easy",
     "hard2easy": "hard_to_easy",
 }
-_ROLES = {"system": ChatMessageSystem, "user": ChatMessageUser, "assistant": ChatMessageAssistant}
 
 
-def _table4_metric(name: str, spice_jars: str | None) -> Metric:
-    @metric(name=name)
+class CggcOptions(TypedDict, total=False):
+    """The ``-T`` options of every named CGGC task (`conceptcomb.cggc.tasks.TaskOptions`)."""
+
+    k: int
+    """Demonstrations per item (4)."""
+    packaging: str | None
+    """``1&3`` or ``2&2``: how the demonstrations' structures are packed (Fig. 4; ood only)."""
+    test_type: str | None
+    """``A``, ``B`` or ``C``: only the test items of that structure (Table 6)."""
+    seed: int
+    """Seed of the demonstrations and of the edge order (0)."""
+    data_dir: str | None
+    """The built CGGC dataset folder (default: the packaged one)."""
+    spice_jars: str | None
+    """Folder with SPICE's Stanford CoreNLP jars (SPICE is NaN without them)."""
+
+
+class VerifiedOptions(CggcOptions, JudgeOptions, total=False):
+    """The options of a task with relation verification: CGGC's and the judge's."""
+
+
+def _table4_metric(name: str, spice_jars: str | None, verified: bool = False) -> Metric:
+    """A Table 4 metric over all samples' records, or over those whose relations were all
+    verified (``<name>_verified``)."""
+
+    @metric(name=name + SUFFIX if verified else name)
     def build() -> Metric:
         def compute(scores: list[SampleScore]) -> float:
+            if verified:
+                scores = [s for s in scores if _verification(s).get("verified")]
             records = [Scored.from_record(s.score.metadata["record"]) for s in scores]  # type: ignore[index]
-            if name == "spice":
-                return spice(records, spice_jars)
-            return corpus_metric(name, records)
+            return corpus_score(name, records, spice_jars)
 
         return compute
 
     return build()
 
 
-def cggc_scorer(style: PromptStyle, spice_jars: str | None) -> Scorer:
+def cggc_scorer(spice_jars: str | None) -> Scorer:
     @scorer(metrics=[_table4_metric(info.name, spice_jars) for info in METRICS], name="cggc")
     def build() -> Scorer:
         async def score(state: TaskState, target: Target) -> Score:
-            prediction = clean_prediction(state.output.completion, style)
-            scored = Scored(
-                str(state.sample_id),
-                prediction,
-                (target.text,),
-                tuple(state.metadata["concepts"]),
+            result = score_doc(state.metadata, state.output.completion)
+            return Score(
+                value=result.defined_values(),
+                answer=result.prediction,
+                metadata={"record": result.scored.as_record()},
             )
-            values = {k: v for k, v in item_metrics(scored).items() if not math.isnan(v)}
-            return Score(value=values, answer=prediction, metadata={"record": scored.as_record()})
 
         return score
 
     return build()
 
 
-def _messages(
-    item: CggcItem, demos: list[CggcItem], spec: CggcTaskSpec, seed: int
-) -> list[ChatMessage]:
-    turns = chat_turns(item, demos, spec.prompt_style, seed)
-    return [_ROLES[role](content=text) for role, text in turns]
-
-
 def cggc_dataset(spec: CggcTaskSpec, options: TaskOptions) -> MemoryDataset:
     """The Inspect dataset: one sample per test item, its demonstrations in the input."""
+    return MemoryDataset(_samples(spec, options), name=spec.name)
+
+
+def _samples(spec: CggcTaskSpec, options: TaskOptions) -> list[Sample]:
     sha256 = load_dataset(options.data_dir).sha256
-    samples = [
+    return [
         Sample(
             id=item.item_id,
-            input=_messages(item, demos, spec, options.seed),
+            input=chat(chat_turns(item, demos, spec.prompt_style, options.seed)),
             target=item.target,
             metadata={**item_doc(item, demos, spec, options), "dataset_sha256": sha256},
         )
         for item, demos in task_pairs(spec, options)
     ]
-    return MemoryDataset(samples, name=spec.name)
 
 
 def cggc_task(
@@ -137,26 +153,24 @@ def cggc_task(
     setup: Solver | None = None,
 ) -> Task:
     style = spec.prompt_style
-    return Task(
-        dataset=cggc_dataset(spec, options),
-        setup=setup,
-        solver=generate(),
-        scorer=scorer or cggc_scorer(style, options.spice_jars),
-        # Greedy, 20 new tokens (the authors' run-main.sh); override with --max-tokens etc.
-        config=GenerateConfig(
-            temperature=0.0, max_tokens=MAX_NEW_TOKENS, stop_seqs=list(style.until)
-        ),
-        version=TASK_VERSION,
-        metadata={
+    return build_task(
+        spec.name,
+        _samples(spec, options),
+        scorer or cggc_scorer(options.spice_jars),
+        # Greedy, 20 new tokens (the authors' run-main.sh).
+        GenerateConfig(temperature=0.0, max_tokens=MAX_NEW_TOKENS, stop_seqs=list(style.until)),
+        TASK_VERSION,
+        {
             "benchmark": "cggc",
             "task": spec.name,
             "setting": spec.setting,
             "dataset_sha256": load_dataset(options.data_dir).sha256,
         },
+        setup=setup,
     )
 
 
-def _options(**values: object) -> TaskOptions:
+def _options(values: Mapping[str, object]) -> TaskOptions:
     return TaskOptions.resolve({k: v for k, v in values.items() if v is not None})
 
 
@@ -183,52 +197,21 @@ def cggc(
         structure=str(structure).upper() if structure else None,
         style=str(prompt_style),
     )
-    options = _options(
+    options = dict(
         k=k, packaging=packaging, test_type=test_type, seed=seed, data_dir=data_dir,
         spice_jars=spice_jars,
     )  # fmt: skip
-    return cggc_task(spec, options)
+    return cggc_task(spec, _options(options))
 
 
-def _define(spec: CggcTaskSpec) -> Callable[..., Task]:
-    def run(
-        k: int = 4,
-        packaging: str | None = None,
-        test_type: str | None = None,
-        seed: int = 0,
-        data_dir: str | None = None,
-        spice_jars: str | None = None,
-    ) -> Task:
-        options = _options(
-            k=k, packaging=packaging, test_type=test_type, seed=seed, data_dir=data_dir,
-            spice_jars=spice_jars,
-        )  # fmt: skip
-        return cggc_task(spec, options)
-
-    run.__name__ = run.__qualname__ = spec.name
-    run.__doc__ = f"{spec.description} (lm-eval's {spec.name})."
-    return task(name=spec.name)(run)
+def named_task(name: str, options: CggcOptions) -> Task:
+    """One of lm-eval's CGGC tasks, by name."""
+    check_options(name, options, CggcOptions)
+    return cggc_task(spec_by_name(name), _options(options))
 
 
-def _verified_metric(name: str, spice_jars: str | None) -> Metric:
-    """A Table 4 metric over the samples whose relations were all verified."""
-
-    @metric(name=name + SUFFIX)
-    def build() -> Metric:
-        def compute(scores: list[SampleScore]) -> float:
-            kept = [
-                s
-                for s in scores
-                if (s.score.metadata or {}).get("verification", {}).get("verified")
-            ]
-            records = [Scored.from_record(s.score.metadata["record"]) for s in kept]  # type: ignore[index]
-            if name == "spice":
-                return spice(records, spice_jars) if records else math.nan
-            return corpus_metric(name, records)
-
-        return compute
-
-    return build()
+def _verification(score: SampleScore) -> dict:
+    return (score.score.metadata or {}).get("verification", {})
 
 
 @metric(name=VERIFIED_SHARE)
@@ -236,10 +219,7 @@ def verified_share() -> Metric:
     """Percent of samples with every relation verified (failed verifications left out)."""
 
     def compute(scores: list[SampleScore]) -> float:
-        verdicts = [
-            (s.score.metadata or {}).get("verification", {}).get("verified") for s in scores
-        ]
-        known = [v for v in verdicts if v is not None]
+        known = [v for v in (_verification(s).get("verified") for s in scores) if v is not None]
         return 100.0 * sum(map(bool, known)) / len(known) if known else math.nan
 
     return compute
@@ -248,26 +228,20 @@ def verified_share() -> Metric:
 @metric(name=VERIFIER_FAILURES)
 def verifier_failures() -> Metric:
     def compute(scores: list[SampleScore]) -> float:
-        return float(
-            sum(
-                bool((s.score.metadata or {}).get("verification", {}).get("failed")) for s in scores
-            )
-        )
+        return float(sum(bool(_verification(s).get("failed")) for s in scores))
 
     return compute
 
 
-def cggc_verified_scorer(
-    style: PromptStyle, spice_jars: str | None, sessions: InspectVerifierSessions
-) -> Scorer:
+def cggc_verified_scorer(spice_jars: str | None, sessions: InspectVerifierSessions) -> Scorer:
     """The CGGC scorer plus the judge's per-edge verification of the sentence."""
     metrics = [_table4_metric(info.name, spice_jars) for info in METRICS]
-    metrics += [_verified_metric(info.name, spice_jars) for info in METRICS]
+    metrics += [_table4_metric(info.name, spice_jars, verified=True) for info in METRICS]
     metrics += [verified_share(), verifier_failures()]
 
     @scorer(metrics=metrics, name="cggc_verified")
     def build() -> Scorer:
-        base = cggc_scorer(style, spice_jars)
+        base = cggc_scorer(spice_jars)
 
         async def score(state: TaskState, target: Target) -> Score:
             result = await base(state, target)
@@ -288,50 +262,90 @@ def cggc_verified_scorer(
     return build()
 
 
-def cggc_verified_task(spec: CggcTaskSpec, options: TaskOptions, settings: JudgeSettings) -> Task:
-    sessions = InspectVerifierSessions(settings, spec.name)
-    scorer = cggc_verified_scorer(spec.prompt_style, options.spice_jars, sessions)
-    return cggc_task(spec, options, scorer, judge_preflight(sessions))
+def verified_task(name: str, options: VerifiedOptions) -> Task:
+    """One of the CGGC tasks with relation verification by a judge, by name."""
+    check_options(name, options, VerifiedOptions)
+    task_options = _options(options)  # TaskOptions reads its own options only
+    sessions = InspectVerifierSessions(judge_settings(options), name)
+    scorer = cggc_verified_scorer(task_options.spice_jars, sessions)
+    return cggc_task(spec_by_name(name), task_options, scorer, judge_preflight(sessions))
 
 
-def _define_verified(spec: CggcTaskSpec) -> Callable[..., Task]:
-    def run(
-        k: int = 4,
-        packaging: str | None = None,
-        test_type: str | None = None,
-        seed: int = 0,
-        data_dir: str | None = None,
-        spice_jars: str | None = None,
-        judge: str | None = None,
-        judge_model: str | None = None,
-        judge_base_url: str | list[str] | None = None,
-        judge_api_key_env: str | None = None,
-        judge_concurrency: int | None = None,
-        judge_cache: str | None = None,
-    ) -> Task:
-        options = _options(
-            k=k, packaging=packaging, test_type=test_type, seed=seed, data_dir=data_dir,
-            spice_jars=spice_jars,
-        )  # fmt: skip
-        judge_options = {
-            "judge": judge,
-            "judge_model": judge_model,
-            "judge_base_url": judge_base_url,
-            "judge_api_key_env": judge_api_key_env,
-            "judge_concurrency": judge_concurrency,
-            "judge_cache": judge_cache,
-        }
-        settings = JudgeSettings.resolve(judge_options)
-        if any(value is not None for value in judge_options.values()):
-            settings.check_credentials()  # an explicit judge choice is checked up front
-        return cggc_verified_task(spec, options, settings)
-
-    run.__name__ = run.__qualname__ = spec.name
-    run.__doc__ = f"{spec.description} (lm-eval's {spec.name})."
-    return task(name=spec.name)(run)
+# One @task per task name, each a call into the builders above.
 
 
+@task
+def cggc_id(**options: Unpack[CggcOptions]) -> Task:
+    """CGGC in-distribution."""
+    return named_task("cggc_id", options)
+
+
+@task
+def cggc_ood(**options: Unpack[CggcOptions]) -> Task:
+    """CGGC compositional generalization."""
+    return named_task("cggc_ood", options)
+
+
+@task
+def cggc_ood_easy2hard(**options: Unpack[CggcOptions]) -> Task:
+    """CGGC compositional generalization, demonstrations ordered easy_to_hard."""
+    return named_task("cggc_ood_easy2hard", options)
+
+
+@task
+def cggc_ood_hard2easy(**options: Unpack[CggcOptions]) -> Task:
+    """CGGC compositional generalization, demonstrations ordered hard_to_easy."""
+    return named_task("cggc_ood_hard2easy", options)
+
+
+@task
+def cggc_ood_typeA(**options: Unpack[CggcOptions]) -> Task:
+    """CGGC compositional generalization, type A demonstrations."""
+    return named_task("cggc_ood_typeA", options)
+
+
+@task
+def cggc_ood_typeB(**options: Unpack[CggcOptions]) -> Task:
+    """CGGC compositional generalization, type B demonstrations."""
+    return named_task("cggc_ood_typeB", options)
+
+
+@task
+def cggc_ood_typeC(**options: Unpack[CggcOptions]) -> Task:
+    """CGGC compositional generalization, type C demonstrations."""
+    return named_task("cggc_ood_typeC", options)
+
+
+@task
+def cggc_id_script(**options: Unpack[CggcOptions]) -> Task:
+    """CGGC in-distribution."""
+    return named_task("cggc_id_script", options)
+
+
+@task
+def cggc_ood_script(**options: Unpack[CggcOptions]) -> Task:
+    """CGGC compositional generalization."""
+    return named_task("cggc_ood_script", options)
+
+
+@task
+def cggc_id_verified(**options: Unpack[VerifiedOptions]) -> Task:
+    """CGGC in-distribution, relation verification by a judge."""
+    return verified_task("cggc_id_verified", options)
+
+
+@task
+def cggc_ood_verified(**options: Unpack[VerifiedOptions]) -> Task:
+    """CGGC compositional generalization, relation verification by a judge."""
+    return verified_task("cggc_ood_verified", options)
+
+
+@task
+def cggc_ood_easy2hard_verified(**options: Unpack[VerifiedOptions]) -> Task:
+    """CGGC compositional generalization, easy-to-hard demonstrations, relation verification."""
+    return verified_task("cggc_ood_easy2hard_verified", options)
+
+
+# Every task by name, from the functions above (a task missing its function fails here).
 TASKS: dict[str, Callable[..., Task]] = {"cggc": cggc}
-TASKS.update({spec.name: _define(spec) for spec in all_specs()})
-TASKS.update({spec.name: _define_verified(spec) for spec in verified_specs()})
-globals().update(TASKS)
+TASKS.update({spec.name: globals()[spec.name] for spec in [*all_specs(), *verified_specs()]})

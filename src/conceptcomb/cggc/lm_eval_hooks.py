@@ -6,9 +6,11 @@
   selection function. lm-eval hands the sampler the item only when ``fewshot_split`` equals
   ``test_split`` (otherwise ``eval_doc`` is None), so the YAML sets both to ``test`` and
   the sampler draws from the CGGC pool itself, never from the docs lm-eval gives it.
-* `process_results`: ROUGE and Coverage per item; the corpus metrics (BLEU, METEOR, CIDEr,
-  SPICE) get the item's (prediction, reference) record and are computed over all records
-  by the ``agg_*`` aggregations.
+* `process_results`: ROUGE and Coverage per item (`scoring.score_doc`); the corpus metrics
+  (BLEU, METEOR, CIDEr, SPICE) get the item's (prediction, reference) record and are
+  computed over all records by the ``agg_*`` aggregations (`scoring.corpus_score`). SPICE's
+  jar folder (``--metadata '{"spice_jars": DIR}'``) travels in the docs and, from there, at
+  the end of SPICE's records to its aggregation.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from conceptcomb.cggc import metrics
 from conceptcomb.cggc.data import CggcItem
 from conceptcomb.cggc.data import load_dataset as load_cggc
 from conceptcomb.cggc.metrics import Scored
-from conceptcomb.cggc.prompts import clean_prediction, style_named
+from conceptcomb.cggc.scoring import corpus_score, score_doc
 from conceptcomb.cggc.tasks import (
     TaskOptions,
     demo_doc,
@@ -35,19 +37,18 @@ from conceptcomb.cggc.tasks import (
 )
 from conceptcomb.common.errors import ConfigError, DataUnavailableError
 
-# SPICE's jar folder from --metadata, for the aggregation that runs later in this process.
-_spice_jars: str | None = None
+SPICE_JARS = "spice_jars"  # the doc field of SPICE's jar folder option
 
 
 def load_dataset(cggc_task: str, **metadata: Any) -> datasets.DatasetDict:
     """``custom_dataset``: lm-eval passes --metadata and --model_args as keywords."""
-    global _spice_jars
     spec = spec_by_name(cggc_task)
     options = TaskOptions.resolve(metadata)
-    _spice_jars = options.spice_jars
     dataset = load_cggc(options.data_dir)
     # The sampler reloads the pool from data_dir; dataset_sha256 names the data in the samples.
     where = {"data_dir": str(dataset.folder), "dataset_sha256": dataset.sha256}
+    if options.spice_jars:  # for SPICE's aggregation, which sees only metric values
+        where[SPICE_JARS] = options.spice_jars
     docs = [
         {**item_doc(item, demos, spec, options), **where}
         for item, demos in task_pairs(spec, options)
@@ -86,12 +87,11 @@ class CggcSampler(ContextSampler):
 
 
 def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
-    reply = str(results[0]) if results else ""
-    prediction = clean_prediction(reply, style_named(doc.get("prompt_style")))
-    scored = Scored(str(doc["item_id"]), prediction, (str(doc["target"]),), tuple(doc["concepts"]))
-    values: dict[str, Any] = metrics.item_metrics(scored)
-    record = scored.as_record()
+    scored = score_doc(doc, str(results[0]) if results else "")
+    values: dict[str, Any] = dict(scored.values)
+    record = scored.scored.as_record()
     values.update({name: record for name in metrics.CORPUS})
+    values["spice"] = [*record, doc.get(SPICE_JARS)]  # the record, then the jar folder
     return values
 
 
@@ -100,20 +100,22 @@ def _records(items: Sequence[Any]) -> list[Scored]:
 
 
 def agg_bleu3(items: Sequence[Any]) -> float:
-    return metrics.corpus_metric("bleu3", _records(items))
+    return corpus_score("bleu3", _records(items))
 
 
 def agg_bleu4(items: Sequence[Any]) -> float:
-    return metrics.corpus_metric("bleu4", _records(items))
+    return corpus_score("bleu4", _records(items))
 
 
 def agg_meteor(items: Sequence[Any]) -> float:
-    return metrics.corpus_metric("meteor", _records(items))
+    return corpus_score("meteor", _records(items))
 
 
 def agg_cider(items: Sequence[Any]) -> float:
-    return metrics.corpus_metric("cider", _records(items))
+    return corpus_score("cider", _records(items))
 
 
 def agg_spice(items: Sequence[Any]) -> float:
-    return metrics.spice(_records(items), _spice_jars)
+    """SPICE over the items' records, with the jar folder their docs carried (if any)."""
+    jars = next((item[4] for item in items if len(item) > 4 and item[4]), None)
+    return corpus_score("spice", _records([item[:4] for item in items]), jars)

@@ -27,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from conceptcomb.common.contract import MetricInfo
 from conceptcomb.common.errors import ConfigError
 
 log = logging.getLogger("conceptcomb")
@@ -36,22 +37,15 @@ SPICE_ENV = "CONCEPTCOMB_SPICE_JARS"
 INSTALL_HINT = "pip install 'conceptcomb[cggc]'"
 
 
-@dataclass(frozen=True)
-class MetricInfo:
-    name: str
-    title: str  # as in the paper's Table 4
-    corpus: bool  # computed over the whole set (else a mean of item values)
-
-
 METRICS: tuple[MetricInfo, ...] = (
-    MetricInfo("rouge2", "ROUGE-2", False),
-    MetricInfo("rougeL", "ROUGE-L", False),
-    MetricInfo("bleu3", "BLEU-3", True),
-    MetricInfo("bleu4", "BLEU-4", True),
-    MetricInfo("meteor", "METEOR", True),
-    MetricInfo("cider", "CIDEr", True),
-    MetricInfo("spice", "SPICE", True),
-    MetricInfo("coverage", "Coverage", False),
+    MetricInfo("rouge2", True, "mean", "ROUGE-2"),
+    MetricInfo("rougeL", True, "mean", "ROUGE-L"),
+    MetricInfo("bleu3", True, "corpus", "BLEU-3"),
+    MetricInfo("bleu4", True, "corpus", "BLEU-4"),
+    MetricInfo("meteor", True, "corpus", "METEOR"),
+    MetricInfo("cider", True, "corpus", "CIDEr"),
+    MetricInfo("spice", True, "corpus", "SPICE"),
+    MetricInfo("coverage", True, "mean", "Coverage"),
 )
 METRIC_NAMES = tuple(info.name for info in METRICS)
 

@@ -1,64 +1,61 @@
 """``conceptcomb cggc report``: Table 4 (id, ood and the gap) from lm-eval or Inspect results.
 
-Reads lm-eval ``results_*.json`` files (or folders holding them) and Inspect logs, finds
-the CGGC tasks in them, and prints one row per task plus the gap (id minus ood) for every
-id/ood pair of the same framework and variant (``cggc_id`` / ``cggc_ood``,
-``cggc_id_script`` / ``cggc_ood_script``). Inspect rows are marked "(inspect)".
+The same values and gap as the report's CGGC Table 4 (`conceptcomb.cggc.tables`), as text.
+Reads lm-eval ``results_*.json`` files (or folders holding them), Inspect logs and
+``conceptcomb score`` outputs with `conceptcomb.common.results_reader` (as ``conceptcomb
+report`` does), finds the CGGC tasks in them, and prints one row per task plus the gap
+(id minus ood) for every id/ood pair of the same framework and variant (``cggc_id`` /
+``cggc_ood``, ``cggc_id_script`` / ``cggc_ood_script``). Inspect rows are marked
+"(inspect)", rescored ones "(conceptcomb score)".
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
+from functools import lru_cache
 from pathlib import Path
 
 from conceptcomb.cggc.metrics import METRICS
+from conceptcomb.cggc.tables import cggc_gap
+from conceptcomb.cggc.tasks import all_specs, verified_specs
 from conceptcomb.common.errors import DataFormatError
+from conceptcomb.common.results_reader import read_runs
+from conceptcomb.common.runs import INSPECT, LM_EVAL, RESCORED
+from conceptcomb.common.tables import Cell
 
 Scores = dict[str, float]
 
 
-def lm_eval_scores(path: Path) -> dict[str, Scores]:
-    try:
-        results = json.loads(path.read_text(encoding="utf-8"))["results"]
-    except (json.JSONDecodeError, KeyError, UnicodeDecodeError) as err:
-        raise DataFormatError(f"{path}: not an lm-eval results file ({err}).") from err
-    found: dict[str, Scores] = {}
-    for task, values in results.items():
-        if not task.startswith("cggc_"):
-            continue
-        found[task] = {
-            info.name: float(values[f"{info.name},none"])
-            for info in METRICS
-            if f"{info.name},none" in values and values[f"{info.name},none"] is not None
-        }
-    return found
+# Rows of the same task from another framework carry its name, as the table shows them.
+_FRAMEWORK_SUFFIX = {LM_EVAL: "", INSPECT: " (inspect)", RESCORED: " (conceptcomb score)"}
 
 
-def inspect_scores(path: Path) -> dict[str, Scores]:
-    from inspect_ai.log import read_eval_log
+@lru_cache(maxsize=1)
+def _task_names() -> frozenset[str]:
+    return frozenset(spec.name for spec in all_specs() + verified_specs()) | {"cggc"}
 
-    log = read_eval_log(str(path), header_only=True)
-    task = str((log.eval.metadata or {}).get("task") or log.eval.task.split("/")[-1])
-    if not task.startswith("cggc") or log.results is None:
-        return {}
-    scores = log.results.scores[0].metrics
-    return {f"{task} (inspect)": {name: float(m.value) for name, m in scores.items()}}
+
+def _cggc_only(task: str) -> str | None:
+    return "cggc" if task in _task_names() else None
 
 
 def collect(paths: list[Path]) -> dict[str, Scores]:
+    """Table 4's values per task, read as ``conceptcomb report`` reads results."""
     found: dict[str, Scores] = {}
-    for path in paths:
-        files = (
-            sorted(path.rglob("results_*.json")) + sorted(path.rglob("*.eval"))
-            if path.is_dir()
-            else [path]
-        )
-        for file in files:
-            reader = lm_eval_scores if file.suffix == ".json" else inspect_scores
-            found.update(reader(file))
+    for run in read_runs(paths, _cggc_only):
+        suffix = _FRAMEWORK_SUFFIX.get(run.framework, f" ({run.framework})")
+        for task, result in run.tasks.items():
+            found[task + suffix] = {
+                info.name: math.nan if metric.value is None else metric.value
+                for info in METRICS
+                if (metric := result.metrics.get(info.name)) is not None
+            }
     return found
+
+
+def _cells(scores: Scores) -> dict[str, Cell]:
+    return {name: Cell(value) for name, value in scores.items()}
 
 
 def _cell(value: float | None) -> str:
@@ -77,12 +74,10 @@ def table4(found: dict[str, Scores]) -> str:
             continue
         partner = "cggc_ood" + task.removeprefix("cggc_id")
         if partner in found:
-            gap = {
-                i.name: found[task].get(i.name, math.nan) - found[partner].get(i.name, math.nan)
-                for i in METRICS
-            }
+            gap = cggc_gap(_cells(found[task]), _cells(found[partner]))  # as the report's
+            values = [gap[i.name].value if i.name in gap else None for i in METRICS]
             name = f"gap{task.removeprefix('cggc_id')} (id - ood)"
-            lines.append(f"{name:<32}" + "".join(f"{_cell(gap[i.name]):>10}" for i in METRICS))
+            lines.append(f"{name:<32}" + "".join(f"{_cell(value):>10}" for value in values))
     return "\n".join(lines)
 
 

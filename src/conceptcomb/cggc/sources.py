@@ -1,39 +1,36 @@
 """What CGGC is built from: CommonGen v1.1 and ConceptNet (CN-100K or a full assertions dump).
 
 The official CGGC files are only on a OneDrive link; the paper builds them from CommonGen
-and ConceptNet (section 4.1), which are pinned here at fixed revisions (sha256 checked) and
-downloaded on demand when the user names no folder. Readers accept:
+and ConceptNet (section 4.1), which are pinned at fixed revisions (sha256 checked;
+CommonGen here, CN-100K in `conceptcomb.common.conceptnet`) and downloaded on demand when
+the user names no folder. Readers accept:
 
 * CommonGen v1.1 flattened: ``{train,valid,test}_src.txt`` (concepts, space separated) and
   ``_trg.txt`` (one reference per line). A concept set's index is the ordinal of its run of
   identical consecutive src lines (the ``concept_set_idx`` of the hub dataset ``common_gen``).
-* ConceptNet as CN-100K (``Relation<TAB>head<TAB>tail[<TAB>label]``, a file or the folder
-  with train/valid/test.txt; rows labelled 0 are negatives and skipped) or the official
+* ConceptNet (read by `conceptcomb.common.conceptnet`) as CN-100K
+  (``Relation<TAB>head<TAB>tail[<TAB>label]``, a file or the folder with
+  train/valid/test.txt; rows labelled 0 are negatives and skipped) or the official
   ``conceptnet-assertions-5.x.csv[.gz]`` (English edges only, POS suffixes dropped).
+  The 13 CGGC relations are kept, merged (`conceptcomb.cggc.relations`).
 """
 
 from __future__ import annotations
 
-import gzip
-import io
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 from conceptcomb.cggc.relations import canonical_relation
-from conceptcomb.common.datafiles import PinnedDataset, PinnedFile, resolve_files
+from conceptcomb.common.conceptnet import CN100K_DATASET as CN100K_DATASET  # re-exported
+from conceptcomb.common.conceptnet import CN100K_FILES, read_edges
+from conceptcomb.common.datafiles import PinnedDataset, pinned_files, resolve_files
 from conceptcomb.common.errors import DataFormatError, DataUnavailableError
 
 COMMONGEN_REVISION = "c4b56a9aa8ae19c8521847165a7a59e18207e686"
-CN100K_REVISION = "13f65c11889feb021563e2878275dcb4ae24a645"
 _COMMONGEN_RAW = f"https://raw.githubusercontent.com/LHRYANG/CommonGen/{COMMONGEN_REVISION}/data/"
-_CN100K_RAW = (
-    f"https://raw.githubusercontent.com/DeqingYang/CKBC/{CN100K_REVISION}/data/ConceptNet/"
-)
 COMMONGEN_DIR = "commongen_v1.1"
-CN100K_DIR = "conceptnet100k"
 
 _COMMONGEN_SHA = {
     "train_src.txt": "8a7dd5cbf06c06dff985ca8f69d47f0eed12de482863c141d4bde6317eaad250",
@@ -43,34 +40,15 @@ _COMMONGEN_SHA = {
     "test_src.txt": "5654cd17947d236ee372ee51ae263991b0c381e3fd5ef58df9ac2a50a8768127",
     "test_trg.txt": "34c9f28c43741a72d1130380b68518103f7a8fc4f66df0db3228dcc01f52390f",
 }
-_CN100K_SHA = {
-    "train.txt": "8fd8b132482fa17837e74084c6d3e0c88c828999990cffe1cf036013de906c16",
-    "valid.txt": "109a14c6e165cc523255afa551890f8ea9f809b04c431098e550fa0a82b05ff5",
-    "test.txt": "78a042e181118c46f678253cf1243ae190fd2a3511b01671a8b9bc049194bb67",
-}
-CN100K_FILES = ("train.txt", "valid.txt", "test.txt")
 
-# Both keyed "cggc": a data folder may hold them as cggc/commongen_v1.1/... and
-# cggc/conceptnet100k/... (the layout of ../shared/data/cggc).
+# Keyed "cggc": a data folder may hold it as cggc/commongen_v1.1/... (the layout of
+# ../shared/data/cggc), beside CN-100K (`conceptcomb.common.conceptnet.CN100K_DATASET`).
 COMMONGEN_DATASET = PinnedDataset(
     key="cggc",
     title="CommonGen v1.1 (for CGGC)",
     repository="github.com/LHRYANG/CommonGen",
     revision=COMMONGEN_REVISION,
-    files=tuple(
-        PinnedFile(f"{COMMONGEN_DIR}/{name}", sha, _COMMONGEN_RAW + name)
-        for name, sha in _COMMONGEN_SHA.items()
-    ),
-)
-CN100K_DATASET = PinnedDataset(
-    key="cggc",
-    title="CN-100K ConceptNet (for CGGC)",
-    repository="github.com/DeqingYang/CKBC",
-    revision=CN100K_REVISION,
-    files=tuple(
-        PinnedFile(f"{CN100K_DIR}/{name}", sha, _CN100K_RAW + name)
-        for name, sha in _CN100K_SHA.items()
-    ),
+    files=pinned_files(COMMONGEN_DIR, _COMMONGEN_RAW, _COMMONGEN_SHA),
 )
 COMMONGEN_SPLITS = ("train", "valid", "test")
 
@@ -105,12 +83,6 @@ def pinned_commongen_dir(data_dir: str | os.PathLike[str] | None, splits: tuple[
     """The pinned CommonGen v1.1 folder: user's data folder, or a checked download."""
     names = [f"{COMMONGEN_DIR}/{split}_{kind}.txt" for split in splits for kind in ("src", "trg")]
     files = resolve_files(COMMONGEN_DATASET, names, data_dir)
-    return files[names[0]].parent
-
-
-def pinned_cn100k_dir(data_dir: str | os.PathLike[str] | None) -> Path:
-    names = [f"{CN100K_DIR}/{name}" for name in CN100K_FILES]
-    files = resolve_files(CN100K_DATASET, names, data_dir)
     return files[names[0]].parent
 
 
@@ -176,60 +148,10 @@ def read_conceptnet(path: Path) -> list[Triple]:
     return triples
 
 
-def _open_text(path: Path) -> io.TextIOBase:
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding="utf-8")
-    return path.open(encoding="utf-8")
-
-
 def _read_triples(path: Path) -> Iterator[Triple]:
-    with _open_text(path) as handle:
-        first = handle.readline()
-        assertions = first.startswith("/a/")
-        for number, line in enumerate([first, *handle] if first else [], start=1):
-            fields = line.rstrip("\n").split("\t")
-            parsed = _assertion(fields) if assertions else _cn100k_row(fields, path, number)
-            if parsed is None:
-                continue
-            head, relation, tail = parsed
-            merged = canonical_relation(relation)
-            if merged is None or head == tail:
-                continue
-            name, swap = merged
-            yield Triple(tail, name, head) if swap else Triple(head, name, tail)
-
-
-def _cn100k_row(fields: list[str], path: Path, number: int) -> tuple[str, str, str] | None:
-    if fields == [""]:
-        return None
-    if len(fields) not in (3, 4):
-        raise DataFormatError(
-            f"{path}:{number}: expected 'Relation<TAB>head<TAB>tail[<TAB>label]' "
-            f"(CN-100K) or a ConceptNet assertions line, got {len(fields)} fields."
-        )
-    if len(fields) == 4 and fields[3].strip() == "0":
-        return None  # a negative example of CN-100K's dev files
-    return fields[1].strip(), fields[0].strip(), fields[2].strip()
-
-
-def _assertion(fields: list[str]) -> tuple[str, str, str] | None:
-    """(head, relation, tail) of an English ConceptNet 5 edge, names without URI parts."""
-    if len(fields) < 4 or not (fields[2].startswith("/c/en/") and fields[3].startswith("/c/en/")):
-        return None
-    return concept_name(fields[2]), fields[1], concept_name(fields[3])
-
-
-@lru_cache(
-    maxsize=1 << 16
-)  # the same nodes recur across the dataset's hundreds of thousands of edges
-def concept_name(uri: str) -> str:
-    """``/c/en/ice_cream/n`` -> ``ice cream``; a plain name is returned as is."""
-    if uri.startswith("/c/"):
-        parts = uri.split("/")
-        uri = parts[3] if len(parts) > 3 else uri
-    return uri.replace("_", " ").strip()
-
-
-def concept_uri(name: str) -> str:
-    """``ice cream`` -> ``/c/en/ice_cream``, the node format of the official CGGC files."""
-    return "/c/en/" + name.strip().replace(" ", "_")
+    for head, relation, tail in read_edges(path):
+        merged = canonical_relation(relation)
+        if merged is None or head == tail:
+            continue
+        name, swap = merged
+        yield Triple(tail, name, head) if swap else Triple(head, name, tail)

@@ -29,6 +29,7 @@ from conceptcomb.cggc.demos import DemoIndex, DemoSpec, parse_packaging, select_
 from conceptcomb.cggc.graphs import STRUCTURE_TYPES
 from conceptcomb.cggc.prompts import PromptStyle, question, style_named
 from conceptcomb.common.errors import ConfigError, DataUnavailableError
+from conceptcomb.common.lookup import find_named
 
 log = logging.getLogger("conceptcomb")
 GROUP_NAME = "cggc"
@@ -86,11 +87,11 @@ def verified_specs() -> list[CggcTaskSpec]:
 
 
 def spec_by_name(name: str) -> CggcTaskSpec:
-    for spec in [*all_specs(), *verified_specs()]:
-        if spec.name == name:
-            return spec
-    known = ", ".join(spec.name for spec in [*all_specs(), *verified_specs()])
-    raise ConfigError(f"{name!r} is not a CGGC task; the tasks are: {known}")
+    return find_named(
+        [*all_specs(), *verified_specs()],
+        name,
+        lambda known: ConfigError(f"{name!r} is not a CGGC task; the tasks are: {known}"),
+    )
 
 
 @dataclass(frozen=True)

@@ -18,21 +18,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from conceptcomb.cggc.data import CggcItem
 from conceptcomb.cggc.metrics import METRICS
 from conceptcomb.cggc.relations import TEMPLATES, verbalize
+from conceptcomb.scorers.judge_base import JudgeReply
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.scorers.judges import JudgeReply
 from conceptcomb.scorers.rating import JudgeUsage
 from conceptcomb.scorers.verification import YES, VerificationQuestion, verify_prompts
 
 VERIFIED_SHARE = "verified_share"
 VERIFIER_FAILURES = "verifier_failures"
 SUFFIX = "_verified"
-VERIFIED_METRICS = tuple(info.name + SUFFIX for info in METRICS)
 NAN = float("nan")
 
 
@@ -70,12 +69,7 @@ class Verification:
         return {VERIFIED_SHARE: share, VERIFIER_FAILURES: float(self.failed)}
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "item_id": self.item_id,
-            "verified": self.verified,
-            "failed": self.failed,
-            "edges": self.edges,
-        }
+        return asdict(self)
 
     @classmethod
     def from_json(cls, record: Mapping[str, Any]) -> Verification:

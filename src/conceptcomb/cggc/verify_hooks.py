@@ -18,18 +18,22 @@ from lm_eval.api.filter import Filter
 
 from conceptcomb.cggc import lm_eval_hooks
 from conceptcomb.cggc.data import CggcItem
-from conceptcomb.cggc.prompts import clean_prediction, style_named
+from conceptcomb.cggc.scoring import prediction_of
 from conceptcomb.cggc.verification import Verification, verify_predictions, with_verified
-from conceptcomb.common.lm_eval_support import (
-    current_judge_settings,
+from conceptcomb.scorers.lm_eval_judge import (
+    doc_judge_settings,
     report_judge_usage,
     resolve_judge_settings,
 )
 
 
 def load_dataset(cggc_task: str, **metadata: Any) -> datasets.DatasetDict:
-    resolve_judge_settings(metadata)
-    return lm_eval_hooks.load_dataset(cggc_task, **metadata)
+    """CGGC's docs, each carrying the judge options for the verification filter."""
+    ((field, options),) = resolve_judge_settings(metadata).items()
+    splits = lm_eval_hooks.load_dataset(cggc_task, **metadata)
+    return datasets.DatasetDict(
+        {name: split.add_column(field, [options] * len(split)) for name, split in splits.items()}
+    )
 
 
 class VerifyFilter(Filter):
@@ -40,11 +44,8 @@ class VerifyFilter(Filter):
             return []
         replies = [str(resp[0]) if resp else "" for resp in resps]
         items = [CggcItem.from_doc(doc, origin=f"{doc.get('task')} doc") for doc in docs]
-        predictions = [
-            clean_prediction(reply, style_named(doc.get("prompt_style")))
-            for reply, doc in zip(replies, docs, strict=True)
-        ]
-        results, usage = verify_predictions(current_judge_settings(), items, predictions)
+        predictions = [prediction_of(doc, reply) for reply, doc in zip(replies, docs, strict=True)]
+        results, usage = verify_predictions(doc_judge_settings(docs[0]), items, predictions)
         report_judge_usage(str(docs[0].get("task")), usage)
         return [
             {"reply": reply, "verification": result.to_json()}

@@ -74,6 +74,12 @@ class PinnedDataset:
         return f"{self.title} ({self.repository} at revision {self.revision})"
 
 
+def pinned_files(folder: str, url: str, sha256: dict[str, str]) -> tuple[PinnedFile, ...]:
+    """The files ``sha256`` names (name -> sha256), kept under ``folder``, downloaded from
+    ``url`` + name."""
+    return tuple(PinnedFile(f"{folder}/{name}", sha, url + name) for name, sha in sha256.items())
+
+
 def require_columns(
     path: Path, header: list[str] | None, columns: Iterable[str], hint: str = ""
 ) -> None:

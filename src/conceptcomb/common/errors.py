@@ -72,3 +72,10 @@ def install_excepthook() -> None:
 
     hook.conceptcomb = True  # type: ignore[attr-defined]
     sys.excepthook = hook
+
+
+def one_of(option: str, value: str, choices: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``choices``; else a ConfigError naming the option."""
+    if value not in choices:
+        raise ConfigError(f"{option}={value!r}: use one of {', '.join(choices)}.")
+    return value

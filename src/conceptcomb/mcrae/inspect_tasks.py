@@ -10,63 +10,60 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import ChatMessageUser, GenerateConfig
-from inspect_ai.scorer import Metric, Score, Scorer, Target, mean, scorer, stderr
-from inspect_ai.solver import TaskState, generate
+from inspect_ai.dataset import Sample
+from inspect_ai.model import GenerateConfig
+from inspect_ai.scorer import Score, Scorer, Target, scorer
+from inspect_ai.solver import TaskState
 
-from conceptcomb.mcrae.answers import parse_properties
+from conceptcomb.frameworks.inspect_tasks import build_task, chat, item_metrics
 from conceptcomb.mcrae.data import CITATION, TERMS_OF_USE
-from conceptcomb.mcrae.metrics import concept_metrics, metric_infos
-from conceptcomb.mcrae.scoring import TERMS_LINE, build_docs, gold_of_doc
-from conceptcomb.mcrae.tasks import TASK_VERSION, McraeTaskSpec, all_specs
+from conceptcomb.mcrae.metrics import metric_infos
+from conceptcomb.mcrae.scoring import TERMS_LINE, build_docs, gold_of_doc, score_reply
+from conceptcomb.mcrae.tasks import TASK_VERSION, all_specs, spec_by_name
 
 
-def _metrics() -> dict[str, list[Metric]]:
-    return {info.name: [mean(), stderr()] for info in metric_infos()}
-
-
-@scorer(metrics=_metrics(), name="mcrae")
+@scorer(metrics=item_metrics(metric_infos()), name="mcrae")
 def mcrae_scorer() -> Scorer:
     """Parse the ranked list, match it against the concept's gold features."""
 
     async def score(state: TaskState, target: Target) -> Score:
         gold = gold_of_doc(state.metadata, origin=f"sample {state.sample_id}")
-        properties = parse_properties(state.output.completion)
+        result = score_reply(gold, state.output.completion)
         return Score(
-            value=concept_metrics(gold, properties),
-            answer="\n".join(properties),
-            metadata={"properties": properties},
+            value=result.metrics,
+            answer="\n".join(result.properties),
+            metadata={"properties": result.properties},
         )
 
     return score
 
 
 def mcrae_task(
-    spec: McraeTaskSpec,
+    name: str,
     data_dir: str | None = None,
     tie_rule: str | None = None,
     senses: str | None = None,
 ) -> Task:
+    """A McRae task by name: one sample per concept."""
+    spec = spec_by_name(name)
     docs = build_docs(spec, data_dir, tie_rule, senses)
     print(TERMS_LINE, flush=True)
     samples = [
         Sample(
             id=doc["concept"],
-            input=[ChatMessageUser(content=doc["prompt"])],
+            input=chat([("user", doc["prompt"])]),
             target=doc["target"],
             metadata=doc,
         )
         for doc in docs
     ]
-    return Task(
-        dataset=MemoryDataset(samples, name=spec.name),
-        solver=generate(),
-        scorer=mcrae_scorer(),
-        # Greedy decoding by default; override with --temperature etc.
-        config=GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
-        version=TASK_VERSION,
-        metadata={
+    return build_task(
+        spec.name,
+        samples,
+        mcrae_scorer(),
+        GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
+        TASK_VERSION,
+        {
             "benchmark": "mcrae",
             "concepts": spec.concepts,
             "tie_rule": docs[0]["tie_rule"],
@@ -77,16 +74,24 @@ def mcrae_task(
     )
 
 
-def _define(spec: McraeTaskSpec) -> Callable[..., Task]:
-    def run(
-        data_dir: str | None = None, tie_rule: str | None = None, senses: str | None = None
-    ) -> Task:
-        return mcrae_task(spec, data_dir=data_dir, tie_rule=tie_rule, senses=senses)
-
-    run.__name__ = run.__qualname__ = spec.name
-    run.__doc__ = f"McRae property generation, task {spec.name}."
-    return task(name=spec.name)(run)
+# One @task per task name, each a call into `mcrae_task`.
 
 
-TASKS: dict[str, Callable[..., Task]] = {spec.name: _define(spec) for spec in all_specs()}
-globals().update(TASKS)
+@task
+def mcrae_esslli44(
+    data_dir: str | None = None, tie_rule: str | None = None, senses: str | None = None
+) -> Task:
+    """McRae property generation on the 44 ESSLLI 2008 nouns (the seed's evaluation)."""
+    return mcrae_task("mcrae_esslli44", data_dir, tie_rule, senses)
+
+
+@task
+def mcrae_all(
+    data_dir: str | None = None, tie_rule: str | None = None, senses: str | None = None
+) -> Task:
+    """McRae property generation on every concept of the norms."""
+    return mcrae_task("mcrae_all", data_dir, tie_rule, senses)
+
+
+# Every task by name, from the functions above (a task missing its function fails here).
+TASKS: dict[str, Callable[..., Task]] = {spec.name: globals()[spec.name] for spec in all_specs()}

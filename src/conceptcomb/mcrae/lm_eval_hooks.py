@@ -30,4 +30,4 @@ def load_dataset(mcrae_task: str, **metadata: Any) -> datasets.DatasetDict:
 def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, float]:
     """Per-concept P@k and R@k (phrase and strict matching) and the number of properties."""
     gold = gold_of_doc(doc, origin=f"{doc.get('task', 'mcrae')} doc {doc.get('concept')!r}")
-    return score_reply(gold, str(results[0]))
+    return score_reply(gold, str(results[0])).metrics

@@ -32,18 +32,13 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from conceptcomb.common.contract import MetricInfo
 from conceptcomb.mcrae.expansion import content_words, tokens
 from conceptcomb.mcrae.gold import ConceptGold
 
 CUTOFFS = (10, 20, 30)
 MODES = ("phrase", "strict")
 N_PROPERTIES = "n_properties"
-
-
-@dataclass(frozen=True)
-class MetricInfo:
-    name: str
-    higher_is_better: bool
 
 
 def metric_name(kind: str, cutoff: int, mode: str) -> str:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from conceptcomb.common.errors import DataFormatError
-from conceptcomb.common.predictions import read_json_lines
+from conceptcomb.common.jsonl import read_jsonl
 from conceptcomb.common.results import MetricValue, ScoreReport
 from conceptcomb.mcrae.answers import parse_properties
 from conceptcomb.mcrae.data import ESSLLI_TO_MCRAE, TERMS_OF_USE
@@ -160,7 +160,7 @@ def _rescore_samples(
 
 def _read_samples(path: Path) -> list[dict[str, Any]]:
     records = []
-    for number, record in read_json_lines(path):
+    for number, record in read_jsonl(path, empty="predictions"):
         if not isinstance(record.get("doc"), dict):
             raise DataFormatError(f"{path}: line {number} has no 'doc' (an lm-eval sample?).")
         records.append(record)

@@ -1,15 +1,16 @@
 """Framework-agnostic core: the concepts of a task with their gold, docs, and reply scoring.
 
-lm-eval (``process_results``), Inspect (the scorer) and `rescore` all call `score_reply` or
-`score_properties`, one concept at a time, and average over concepts.
+lm-eval (``process_results``) and Inspect (the scorer) both call `score_reply`, one
+concept at a time, and average over concepts.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
-from conceptcomb.common.errors import ConfigError
+from conceptcomb.common.errors import ConfigError, one_of
 from conceptcomb.mcrae.answers import parse_properties
 from conceptcomb.mcrae.data import TERMS_OF_USE, load_esslli_nouns, load_norms, mcrae_name
 from conceptcomb.mcrae.expansion import DEFAULT_SENSES, SENSES
@@ -22,10 +23,7 @@ TERMS_LINE = f"[conceptcomb] Terms of use of the data: {TERMS_OF_USE}"
 
 
 def check_senses(senses: str | None) -> str:
-    value = senses or DEFAULT_SENSES
-    if value not in SENSES:
-        raise ConfigError(f"senses={senses!r}: use one of {', '.join(SENSES)}.")
-    return value
+    return one_of("senses", senses or DEFAULT_SENSES, SENSES)
 
 
 def load_golds(
@@ -71,13 +69,16 @@ def build_docs(
     return [build_doc(spec, gold, rule, sense_rule) for gold in golds]
 
 
-def score_properties(gold: ConceptGold, properties: list[str]) -> dict[str, float]:
-    return concept_metrics(gold, properties)
+@dataclass(frozen=True)
+class ScoredReply:
+    properties: list[str]  # the reply's ranked properties, as parsed
+    metrics: dict[str, float]  # the concept's P@k, R@k and number of properties
 
 
-def score_reply(gold: ConceptGold, reply: str) -> dict[str, float]:
+def score_reply(gold: ConceptGold, reply: str) -> ScoredReply:
     """A model's reply -> its ranked properties -> the concept's metrics."""
-    return concept_metrics(gold, parse_properties(reply))
+    properties = parse_properties(reply)
+    return ScoredReply(properties, concept_metrics(gold, properties))
 
 
 def gold_of_doc(doc: dict[str, Any], origin: str = "document") -> ConceptGold:

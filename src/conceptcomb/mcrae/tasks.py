@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conceptcomb.common.errors import UnknownTaskError
+from conceptcomb.common.lookup import find_named
 
 TASK_VERSION = "1.0"
 ESSLLI44 = "esslli44"
@@ -34,8 +35,8 @@ def all_specs() -> list[McraeTaskSpec]:
 
 
 def spec_by_name(name: str) -> McraeTaskSpec:
-    for spec in all_specs():
-        if spec.name == name:
-            return spec
-    known = ", ".join(spec.name for spec in all_specs())
-    raise UnknownTaskError(f"{name!r} is not a McRae task; the tasks are: {known}")
+    return find_named(
+        all_specs(),
+        name,
+        lambda known: UnknownTaskError(f"{name!r} is not a McRae task; the tasks are: {known}"),
+    )

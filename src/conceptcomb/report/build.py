@@ -11,42 +11,16 @@ For each benchmark the runs touch it writes, into ``DIR``:
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conceptcomb.benchmarks import benchmarks, get
 from conceptcomb.common.errors import ConfigError, DataFormatError
-from conceptcomb.report import published as pub
+from conceptcomb.common.runs import Run
+from conceptcomb.common.tables import Table
 from conceptcomb.report import render
-from conceptcomb.report.runs import Run, read_runs
-from conceptcomb.report.tables import Table, benchmark_tables
-
-# table key -> (plot name, function, caption)
-PlotSpec = tuple[str, Callable[[Table, Path], Path], str]
-
-
-def _plot_specs() -> dict[str, list[PlotSpec]]:
-    from conceptcomb.report import plots
-
-    return {
-        pub.CCPT_GENERATIVE: [
-            (
-                "emergence_cancellation",
-                plots.emergence_plot,
-                "Emergence and cancellation per model, with standard errors.",
-            )
-        ],
-        pub.CCPT_TYPE_PREDICTION: [
-            (
-                "confusion",
-                plots.confusion_plot,
-                "Confusion matrix of property-type prediction per model.",
-            )
-        ],
-        pub.CGGC_TABLE4: [
-            ("gap", plots.gap_plot, "id vs ood per model and metric: the gap is the distance.")
-        ],
-    }
+from conceptcomb.report.runs import read_runs
+from conceptcomb.report.tables import benchmark_tables
 
 
 @dataclass
@@ -59,7 +33,7 @@ class Written:
 def _plots(table: Table, out: Path, written: Written) -> list[str]:
     """Draw the table's plots; HTML figures for the page."""
     try:
-        specs = _plot_specs().get(table.key, [])
+        specs = get(table.benchmark).plots().get(table.key, [])
         figures = []
         for name, draw, caption in specs:
             path = draw(table, out / f"{table.benchmark}_{name}.png")
@@ -83,13 +57,14 @@ def write_report(
     found = benchmark_tables(runs, with_published)
     if not found:
         raise DataFormatError(
-            "none of the results is from a conceptcomb task (ccpt_*, cggc_*, abspyramid_*, "
-            "mcrae_*)."
+            "none of the results is from a conceptcomb task ("
+            + ", ".join(f"{b.key}_*" for b in benchmarks())
+            + ")."
         )
     out.mkdir(parents=True, exist_ok=True)
     written = Written()
     for benchmark, tables in found.items():
-        sections, markdown = [], [f"## {render.BENCHMARK_TITLES[benchmark]}\n"]
+        sections, markdown = [], [f"## {get(benchmark).title}\n"]
         for table in tables:
             csv_path = out / f"{table.key}.csv"
             render.write_csv(table, csv_path)
@@ -100,7 +75,7 @@ def write_report(
                 sections += _plots(table, out, written)
         text = "\n".join(markdown)
         (out / f"{benchmark}.md").write_text(text, encoding="utf-8")
-        page = render.html_page(benchmark, sections, _sources(runs, benchmark))
+        page = render.html_page(get(benchmark).title, sections, _sources(runs, benchmark))
         (out / f"{benchmark}.html").write_text(page, encoding="utf-8")
         written.files += [out / f"{benchmark}.md", out / f"{benchmark}.html"]
         written.markdown[benchmark] = text

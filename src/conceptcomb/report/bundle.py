@@ -8,7 +8,7 @@
   and the sha256 of its files, the prompts' hash (the package's templates, and the prompts
   actually sent when the samples are there), the judge and its calibration figure, and the
   metrics with standard errors;
-* per task the per-item evidence (`conceptcomb.report.evidence`): each item's id in the
+* per task the per-item evidence (`conceptcomb.common.evidence`): each item's id in the
   pinned dataset, raw reply, parsed answer, judge questions with their ratings, and scores,
   compressed; the judge's identity (endpoint kind, model, decoding) and the hash of its
   prompt template;
@@ -32,13 +32,12 @@ from pathlib import Path
 from typing import Any
 
 import conceptcomb
+from conceptcomb.benchmarks import evidence_adapter, get
 from conceptcomb.common.datafiles import sha256_of
 from conceptcomb.common.errors import DataFormatError
-from conceptcomb.report.datasets import dataset_records
-from conceptcomb.report.evidence import (
+from conceptcomb.common.evidence import (
     ENCODING,
     RawItem,
-    adapter,
     encode,
     full_inspect_log,
     inspect_items,
@@ -47,7 +46,8 @@ from conceptcomb.report.evidence import (
     missing_reason,
     score_items,
 )
-from conceptcomb.report.runs import INSPECT, LM_EVAL, RESCORED, Run, TaskRun
+from conceptcomb.common.runs import INSPECT, LM_EVAL, RESCORED, Run, TaskRun
+from conceptcomb.report.datasets import dataset_records
 from conceptcomb.report.templates import judge_prompt_sha256, templates_sha256
 
 SCHEMA_ID = "conceptcomb-bundle/2"
@@ -187,8 +187,6 @@ def _raw_items(framework: str, task: TaskRun) -> tuple[list[RawItem] | None, str
         items, reason = inspect_items(task.source)
         return (items, "") if not reason else (None, reason)
     if framework == RESCORED:
-        if task.benchmark != "ccpt":
-            return None, f"`conceptcomb score` keeps no per-item records of {task.benchmark}"
         if task.samples is None or not task.samples.is_file():
             return None, "`conceptcomb score` ran without --samples-output (or the file moved)"
         return score_items(task.samples), ""
@@ -209,7 +207,7 @@ def task_evidence(
     framework: str, task: TaskRun, datasets: list[dict[str, Any]]
 ) -> tuple[dict[str, Any], set[str]]:
     """The task's evidence record for the bundle, and the judge identities its items name."""
-    checker = adapter(task.benchmark)
+    checker = evidence_adapter(task.benchmark)
     if checker is None:
         return {"missing": missing_reason(task.benchmark)}, set()
     raws, reason = _raw_items(framework, task)
@@ -274,7 +272,7 @@ def _judge(
     task: TaskRun, calibration: dict[str, Any] | None, identities: set[str]
 ) -> dict[str, Any] | None:
     """The judge the run used (its options or Inspect's grader), its identity, calibration."""
-    if task.benchmark != "ccpt" or task.task.startswith("ccpt_tp"):
+    if not get(task.benchmark).judged(task.task):
         return None
     judge: dict[str, Any] = {}
     if task.judge:

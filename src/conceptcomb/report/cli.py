@@ -53,8 +53,8 @@ def run_validate(args: argparse.Namespace) -> int:
 
 
 def _rescore_settings(args: argparse.Namespace) -> Any:
-    from conceptcomb.cli import judge_settings
     from conceptcomb.common.errors import ConfigError
+    from conceptcomb.scorers.cli_options import judge_settings
 
     settings = judge_settings(args)
     if not settings.enabled:
@@ -139,7 +139,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         help="largest accepted |recomputed - claimed| per metric, on the metric's scale (0: "
         "exact, up to floating-point rounding; a judge that is not deterministic needs more)",
     )
-    from conceptcomb.cli import add_judge_options
+    from conceptcomb.scorers.cli_options import add_judge_options
 
     add_judge_options(validate)
     validate.set_defaults(run=run_validate)

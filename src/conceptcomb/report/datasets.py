@@ -10,10 +10,10 @@ sha256 of the local files (nothing to compare them with).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
+from conceptcomb.benchmarks import benchmarks, get
 from conceptcomb.common.datafiles import PinnedDataset, cache_root, sha256_of, user_data_dir
 from conceptcomb.common.errors import ConceptcombError
 from conceptcomb.common.hubfiles import HubDataset
@@ -21,27 +21,13 @@ from conceptcomb.common.hubfiles import HubDataset
 
 def pinned_datasets(benchmark: str) -> list[PinnedDataset]:
     """The sha256-pinned datasets a benchmark's tasks read (CGGC: what it is built from)."""
-    if benchmark == "ccpt":
-        from conceptcomb.ccpt.data import CCPT_DATASET
-
-        return [CCPT_DATASET]
-    if benchmark == "mcrae":
-        from conceptcomb.mcrae.data import ESSLLI_NOUNS_DATASET, MCRAE_DATASET
-
-        return [MCRAE_DATASET, ESSLLI_NOUNS_DATASET]
-    if benchmark == "cggc":
-        from conceptcomb.cggc.sources import CN100K_DATASET, COMMONGEN_DATASET
-
-        return [COMMONGEN_DATASET, CN100K_DATASET]
-    return []
+    found = get(benchmark).datasets().values()
+    return [dataset for dataset in found if isinstance(dataset, PinnedDataset)]
 
 
 def hub_dataset(benchmark: str) -> HubDataset | None:
-    if benchmark == "abspyramid":
-        from conceptcomb.abspyramid.data import ABSPYRAMID_DATASET
-
-        return ABSPYRAMID_DATASET
-    return None
+    found = get(benchmark).datasets().values()
+    return next((dataset for dataset in found if isinstance(dataset, HubDataset)), None)
 
 
 def _local_copy(dataset: PinnedDataset, name: str, data_dir: str | None) -> Path | None:
@@ -113,22 +99,6 @@ def _hub_cached(dataset: HubDataset, name: str) -> Path | None:
     return Path(found) if isinstance(found, str) else None
 
 
-def built_cggc_record(data_dir: str | None) -> dict[str, Any] | None:
-    """The user's CGGC evaluation files (built with `conceptcomb cggc build`), if found."""
-    from conceptcomb.cggc.data import POOL_FILE, TEST_FILE, _find_file, dataset_dir
-
-    try:
-        folder = dataset_dir(data_dir or os.environ.get("CONCEPTCOMB_DATA_DIR"))
-    except ConceptcombError:
-        return None
-    files = {}
-    for stem in (POOL_FILE, TEST_FILE):
-        path = _find_file(folder, stem)
-        if path is not None:
-            files[path.name] = {"sha256": sha256_of(path), "checked_locally": True}
-    return {"kind": "built", "key": "cggc", "title": "CGGC built by the user", "files": files}
-
-
 def dataset_records(benchmark: str, options: dict[str, Any]) -> list[dict[str, Any]]:
     data_dir = options.get("data_dir")
     data_dir = str(data_dir) if data_dir else None
@@ -136,10 +106,9 @@ def dataset_records(benchmark: str, options: dict[str, Any]) -> list[dict[str, A
     hub = hub_dataset(benchmark)
     if hub is not None:
         records.append(hub_record(hub, data_dir))
-    if benchmark == "cggc":
-        built = built_cggc_record(data_dir)
-        if built is not None:
-            records.append(built)
+    local = get(benchmark).local_data_records
+    if local is not None:
+        records += local(data_dir)
     return records
 
 
@@ -149,7 +118,7 @@ def check_record(record: dict[str, Any], where: str) -> list[str]:
         return []
     if record.get("kind") == "hub":
         hub = next(
-            (d for b in ("abspyramid",) if (d := hub_dataset(b)) and d.key == record["key"]),
+            (d for b in benchmarks() if (d := hub_dataset(b.key)) and d.key == record["key"]),
             None,
         )
         if hub is None:
@@ -166,8 +135,8 @@ def check_record(record: dict[str, Any], where: str) -> list[str]:
 def _check_pinned(record: dict[str, Any], where: str) -> list[str]:
     known = [
         d
-        for b in ("ccpt", "mcrae", "cggc")
-        for d in pinned_datasets(b)
+        for b in benchmarks()
+        for d in pinned_datasets(b.key)
         if d.repository == record.get("repository")
     ]
     if not known:

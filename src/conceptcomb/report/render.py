@@ -10,8 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import conceptcomb
-from conceptcomb.report.published import Cell
-from conceptcomb.report.tables import PUBLISHED, Row, Table
+from conceptcomb.common.tables import PUBLISHED, Cell, Row, Table
 
 FIXED = ("model", "setting", "framework / source", "items")
 # Markdown and CSV: the last column (the fixed columns and the metrics stay together);
@@ -24,12 +23,6 @@ LEGEND = (
     "subset of it (a --limit run); *unverified* rows come from results files, or from a "
     "bundle without per-item evidence."
 )
-BENCHMARK_TITLES = {
-    "ccpt": "CCPT: conceptual combination with property type",
-    "cggc": "CGGC: compositional generalization in graph-grounded generative commonsense",
-    "abspyramid": "AbsPyramid: abstraction detection and generation",
-    "mcrae": "McRae property norms: ESSLLI 2008 property generation",
-}
 
 
 def cell_text(cell: Cell | None, digits: int, with_stderr: bool = True) -> str:
@@ -171,9 +164,8 @@ def html_figure(png: Path, caption: str) -> str:
     )
 
 
-def html_page(benchmark: str, sections: Sequence[str], sources: Sequence[str]) -> str:
+def html_page(title: str, sections: Sequence[str], sources: Sequence[str]) -> str:
     """A page with no external resource: styles inline, images as data: URIs."""
-    title = BENCHMARK_TITLES.get(benchmark, benchmark)
     listed = ", ".join(html.escape(s) for s in sources)
     buffer = io.StringIO()
     buffer.write('<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">')

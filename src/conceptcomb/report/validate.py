@@ -9,9 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conceptcomb.benchmarks import benchmarks
+from conceptcomb.common.evidence import ENCODING, EVIDENCE_FORMAT
 from conceptcomb.report.bundle import SCHEMA_IDS, content_sha256, find_secrets
 from conceptcomb.report.datasets import check_record
-from conceptcomb.report.evidence import ENCODING, EVIDENCE_FORMAT
 from conceptcomb.report.verify import TaskCheck, check_task
 
 _NUMBER_OR_NULL = {"type": ["number", "null"]}
@@ -68,7 +69,7 @@ TASK_SCHEMA = {
     "required": ["task", "benchmark", "version", "items", "datasets", "prompts", "metrics"],
     "properties": {
         "task": {"type": "string", "minLength": 1},
-        "benchmark": {"enum": ["ccpt", "cggc", "abspyramid", "mcrae"]},
+        "benchmark": {"enum": [b.key for b in benchmarks()]},
         "version": {"type": ["string", "null"]},
         "items": {"type": ["integer", "null"], "minimum": 0},
         "items_total": {"type": ["integer", "null"], "minimum": 0},

@@ -19,8 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from conceptcomb.benchmarks import evidence_adapter
 from conceptcomb.common.errors import ConceptcombError, DataFormatError
-from conceptcomb.report.evidence import adapter, close, decode, defined
+from conceptcomb.common.evidence import close, decode, defined
 
 VERIFIED, PARTIAL, UNVERIFIED = "verified", "partial", "unverified"
 # Worst first: a row of several tasks takes the worst of their states.
@@ -67,7 +68,7 @@ def check_task(task: dict[str, Any], where: str, data_dir: str | None) -> TaskCh
     if items is None:
         reason = record.get("missing") if isinstance(record, dict) else None
         return TaskCheck(name, UNVERIFIED, str(reason or "the bundle holds no per-item evidence"))
-    checker = adapter(benchmark)
+    checker = evidence_adapter(benchmark)
     if checker is None:
         return TaskCheck(name, UNVERIFIED, f"no per-item checks for {benchmark}", items=items)
     try:
@@ -180,7 +181,7 @@ def rescore_task(
     from conceptcomb.scorers.rating import rate_prompts
 
     name = str(task["task"])
-    checker = adapter(str(task["benchmark"]))
+    checker = evidence_adapter(str(task["benchmark"]))
     assert checker is not None
     known = checker.rescore_set(name, task.get("options") or {}, data_dir)
     pairs = [(evidence, known[_label(evidence.get("id"), 0)]) for evidence in items]

@@ -2,9 +2,9 @@
 
 SQLite in WAL mode: several processes (two lm-eval runs, a rescoring job) can read and
 write the same cache at once without corrupting it, and each rating is committed as soon
-as it arrives (ratings that arrive together share one commit:
-`conceptcomb.scorers.rating.CacheWriter`), so a run killed halfway re-asks nothing it had
-already been answered.
+as it arrives (`conceptcomb.scorers.rating.CacheWriter`: on the event loop when the write
+lock is free, else in a thread, where ratings that arrive together share one commit), so a
+run killed halfway re-asks nothing it had already been answered.
 Only successful ratings are stored: a failure is asked again next time.
 """
 
@@ -31,6 +31,10 @@ CREATE TABLE IF NOT EXISTS ratings (
 """
 
 
+# Seconds a write waits for another process's write lock (WAL: one writer at a time).
+BUSY_TIMEOUT = 60
+
+
 def default_cache_path() -> Path:
     return cache_root() / "judge_cache.sqlite"
 
@@ -46,12 +50,15 @@ class JudgeCache:
         self.path = Path(path) if path else default_cache_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+        self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, check_same_thread=False)
         with self._lock:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute(_SCHEMA)
             self._conn.commit()
+        # For `try_put_many` (an event loop's thread), opened on first use.
+        self._quick_lock = threading.Lock()
+        self._quick: sqlite3.Connection | None = None
 
     def get(self, judge_identity: str, prompt: str) -> tuple[float, str] | None:
         key = cache_key(judge_identity, prompt)
@@ -82,21 +89,53 @@ class JudgeCache:
 
     def put_many(self, judge_identity: str, rows: Sequence[tuple[str, float, str]]) -> None:
         """Store (prompt, rating, reply) rows in one transaction, committed on return."""
+        with self._lock:
+            self._insert(self._conn, judge_identity, rows)
+
+    def try_put_many(self, judge_identity: str, rows: Sequence[tuple[str, float, str]]) -> bool:
+        """Store the rows now if nobody holds SQLite's write lock; False, having stored
+        nothing, if someone does. Fit for an event loop: it never waits for the lock and never
+        checkpoints (no fsync), so it takes tens of microseconds. The write-ahead log it
+        leaves is copied into the database by the next `put_many` (SQLite's auto-checkpoint).
+        """
+        if not self._quick_lock.acquire(blocking=False):
+            return False
+        try:
+            if self._quick is None:
+                self._quick = sqlite3.connect(self.path, timeout=0, check_same_thread=False)
+                self._quick.execute("PRAGMA synchronous=NORMAL")
+                self._quick.execute("PRAGMA wal_autocheckpoint=0")
+            try:
+                self._insert(self._quick, judge_identity, rows)
+            except sqlite3.OperationalError as err:  # "database is locked": another writer
+                self._quick.rollback()
+                if "locked" not in str(err) and "busy" not in str(err):
+                    raise
+                return False
+            return True
+        finally:
+            self._quick_lock.release()
+
+    @staticmethod
+    def _insert(
+        conn: sqlite3.Connection, judge_identity: str, rows: Sequence[tuple[str, float, str]]
+    ) -> None:
         now = time.time()
         values = [
             (cache_key(judge_identity, prompt), judge_identity, prompt, rating, reply, now)
             for prompt, rating, reply in rows
         ]
-        with self._lock:
-            self._conn.executemany(
-                "INSERT OR REPLACE INTO ratings VALUES (?, ?, ?, ?, ?, ?)", values
-            )
-            self._conn.commit()
+        conn.executemany("INSERT OR REPLACE INTO ratings VALUES (?, ?, ?, ?, ?, ?)", values)
+        conn.commit()
 
     def __len__(self) -> int:
         with self._lock:
             return int(self._conn.execute("SELECT COUNT(*) FROM ratings").fetchone()[0])
 
     def close(self) -> None:
+        with self._quick_lock:
+            if self._quick is not None:
+                self._quick.close()
+                self._quick = None
         with self._lock:
             self._conn.close()

@@ -3,9 +3,9 @@
 `RatingSession` is what both framework adapters use. Identical prompts in one session are
 asked once (concurrent duplicates wait for the first), answered prompts come from the disk
 cache, at most ``judge_concurrency`` requests are in flight per judge endpoint, and every
-rating is committed to the cache the moment it arrives: ratings that arrive while a commit
-runs share the next one (`CacheWriter`), and a request keeps its slot until its rating is
-committed, so what a killed run loses is at most what was in flight.
+rating is committed to the cache the moment it arrives (`CacheWriter`); a request keeps its
+slot until its rating is committed, so what a killed run loses is at most what was in
+flight.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from typing import Any, TypeVar
 
 from tqdm.auto import tqdm
 
+from conceptcomb.scorers.judge_base import Judge, JudgeReply
 from conceptcomb.scorers.judge_cache import JudgeCache
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.scorers.judges import Judge, JudgeReply, build_judge
+from conceptcomb.scorers.judges import build_judge
 
 log = logging.getLogger("conceptcomb.judge")
 T = TypeVar("T")
@@ -103,49 +104,64 @@ class JudgeUsage:
 
 
 class CacheWriter:
-    """Group commit of ratings to the disk cache, off the event loop.
+    """Commits each rating to the disk cache as it arrives; `write` returns once it is on disk.
 
-    `write` returns once its rating is committed. Ratings that arrive while a commit runs
-    are committed together right after it: under load one transaction (and one thread hop)
-    carries many ratings instead of one each, and no rating waits longer than one commit.
+    When SQLite's write lock is free (almost always: a WAL commit takes tens of microseconds)
+    the rating is committed at once on the event loop (`JudgeCache.try_put_many`): no thread
+    hop and no loop turn, which would be time the rating's request slot stays taken. When
+    another process holds the lock, and every `INLINE_RUN` commits (so that the write-ahead
+    log is copied into the database, with its fsync, off the loop), the commit goes to a
+    worker thread; ratings that arrive meanwhile share the next commit there.
     """
+
+    INLINE_RUN = 256
 
     def __init__(self, cache: JudgeCache, identity: str) -> None:
         self.cache = cache
         self.identity = identity
-        self._rows: list[tuple[str, float, str]] = []
-        self._batch: asyncio.Future[None] | None = None  # the commit queued rows will be in
-        self._committer: asyncio.Task[None] | None = None
+        self._queued: list[tuple[tuple[str, float, str], asyncio.Future[None]]] = []
+        self._committing = False
+        self._inline = 0  # commits on the loop since the last one in the thread
 
     async def write(self, prompt: str, rating: float, reply: str) -> None:
-        self._rows.append((prompt, rating, reply))
-        if self._batch is None:
-            self._batch = asyncio.get_running_loop().create_future()
-        batch = self._batch
-        if self._committer is None:
-            self._committer = asyncio.ensure_future(self._commit())
-        await asyncio.shield(batch)
+        row = (prompt, rating, reply)
+        if (
+            not self._committing
+            and self._inline < self.INLINE_RUN
+            and self.cache.try_put_many(self.identity, [row])
+        ):
+            self._inline += 1
+            return
+        self._inline = 0
+        done = asyncio.get_running_loop().create_future()
+        self._queued.append((row, done))
+        if not self._committing:
+            self._commit_queued()
+        await done
 
-    async def _commit(self) -> None:
-        try:
-            while self._rows:
-                rows, batch = self._rows, self._batch
-                self._rows, self._batch = [], None
-                assert batch is not None
-                try:
-                    await asyncio.to_thread(self.cache.put_many, self.identity, rows)
-                except asyncio.CancelledError:
-                    batch.cancel()
-                    raise
-                except Exception as err:  # e.g. the disk is full: every writer sees it
-                    batch.set_exception(err)
-                else:
-                    batch.set_result(None)
-        finally:
-            self._committer = None
-            if self._batch is not None and not self._batch.done():  # cancelled mid-way
-                self._batch.cancel()
-                self._rows, self._batch = [], None
+    def _commit_queued(self) -> None:
+        batch, self._queued = self._queued, []
+        self._committing = True
+        rows = [row for row, _ in batch]
+        work = asyncio.get_running_loop().run_in_executor(
+            None, self.cache.put_many, self.identity, rows
+        )
+        work.add_done_callback(lambda finished: self._committed(finished, batch))
+
+    def _committed(self, work: asyncio.Future[None], batch: list[Any]) -> None:
+        self._committing = False
+        error = None if work.cancelled() else work.exception()
+        for _, done in batch:
+            if done.done():  # its writer was cancelled
+                continue
+            if work.cancelled():
+                done.cancel()
+            elif error is not None:  # e.g. the disk is full: every writer of the batch sees it
+                done.set_exception(error)
+            else:
+                done.set_result(None)
+        if self._queued:
+            self._commit_queued()
 
 
 class RatingSession:

@@ -12,20 +12,15 @@ reasoning graph, an item is verified when every edge is.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from conceptcomb.common.answers import extract_dicts
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.scorers.api_judge import OpenAIJudge
+from conceptcomb.scorers.judge_base import Judge, JudgeReply, shorten
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.scorers.judges import (
-    Judge,
-    JudgeReply,
-    LocalJudge,
-    OpenAIJudge,
-    load_causal_lm,
-    shorten,
-)
+from conceptcomb.scorers.local_judge import LocalJudge, load_causal_lm
 from conceptcomb.scorers.rating import JudgeUsage, rate_prompts
 
 YES, NO = 1.0, 0.0
@@ -145,12 +140,16 @@ class LocalVerifier(LocalJudge):
         )
 
 
+_VERIFIERS: dict[str, Callable[[JudgeSettings], Judge]] = {
+    "openai": OpenAIVerifier,
+    "local": LocalVerifier,
+}
+
+
 def build_verifier(settings: JudgeSettings) -> Judge:
-    if settings.judge == "openai":
-        return OpenAIVerifier(settings)
-    if settings.judge == "local":
-        return LocalVerifier(settings)
-    raise ConfigError("The judge is off (judge=off): nothing can be verified.")
+    if settings.judge not in _VERIFIERS:
+        raise ConfigError("The judge is off (judge=off): nothing can be verified.")
+    return _VERIFIERS[settings.judge](settings)
 
 
 def verify_prompts(

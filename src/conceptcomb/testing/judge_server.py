@@ -14,7 +14,7 @@ behave like a misconfigured endpoint: a key it refuses (401) or a model it does 
 between our client and a real endpoint runs.
 
 ``stats.requests`` counts judge questions (every attempt); the judge's preflight request
-(`conceptcomb.scorers.judges.PREFLIGHT_PROMPT`) is counted apart in ``stats.checks``.
+(`conceptcomb.scorers.api_judge.PREFLIGHT_PROMPT`) is counted apart in ``stats.checks``.
 
 It also answers the yes/no relation-verification prompt (`conceptcomb.scorers.verification`):
 ``{"answer": "yes"}`` when the sentence contains both the head and the tail (case
@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from conceptcomb.scorers.judges import PREFLIGHT_PROMPT
+from conceptcomb.scorers.api_judge import PREFLIGHT_PROMPT
 
 _PAIR = re.compile(r"Concept: (?P<concept>.*)\nProperty: (?P<prop>.*)\nRelevance:\s*$")
 _TRIPLE = re.compile(

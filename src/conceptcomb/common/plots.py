@@ -1,9 +1,11 @@
-"""Plots for the report (PNG, matplotlib's Agg backend; the ``report`` extra).
+"""Plots of leaderboard tables (PNG, matplotlib's Agg backend; the ``report`` extra).
 
-* CCPT: emergence E and cancellation C per model (ours and the paper's Base, Human, Gold
-  rows), with standard errors;
-* CCPT: the confusion matrix of property-type prediction, one panel per model;
-* CGGC: id vs ood per model and metric, the gap being the distance between the two dots.
+A benchmark names the plots of its tables (``PLOTS`` in ``<benchmark>/tables.py``):
+
+* `emergence_plot`: E and C per model (ours and the paper's Base, Human, Gold rows), with
+  standard errors (CCPT);
+* `confusion_plot`: a confusion matrix per model, from ``cm_<gold>_as_<predicted>`` columns;
+* `gap_plot`: id vs ood per model and metric, the gap being the distance between the dots.
 """
 
 from __future__ import annotations
@@ -13,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from conceptcomb.common.errors import ConfigError
-from conceptcomb.report.published import PROPERTY_TYPES
-from conceptcomb.report.tables import PUBLISHED, Row, Table
+from conceptcomb.common.tables import PUBLISHED, Row, Table
 
 OURS_COLOR, PAPER_COLOR = "#1f77b4", "#b8b8b8"
 ID_COLOR, OOD_COLOR = "#1f77b4", "#ff7f0e"
@@ -98,16 +99,20 @@ def confusion_plot(table: Table, path: Path) -> Path:
     ncols = min(len(rows), 4)
     nrows = math.ceil(len(rows) / ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 3.4 * nrows), squeeze=False)
-    short = [name[:4] for name in PROPERTY_TYPES]
+    types = list(
+        dict.fromkeys(
+            c.key.removeprefix("cm_").split("_as_")[0]
+            for c in table.columns
+            if c.key.startswith("cm_")
+        )
+    )
+    short = [name[:4] for name in types]
     for index, axis in enumerate(axes.flat):
         if index >= len(rows):
             axis.axis("off")
             continue
         row = rows[index]
-        matrix = [
-            [_value(row, f"cm_{gold}_as_{pred}")[0] for pred in PROPERTY_TYPES]
-            for gold in PROPERTY_TYPES
-        ]
+        matrix = [[_value(row, f"cm_{gold}_as_{pred}")[0] for pred in types] for gold in types]
         axis.imshow(matrix, vmin=0, vmax=100, cmap="Blues")
         for i, line in enumerate(matrix):
             for j, value in enumerate(line):

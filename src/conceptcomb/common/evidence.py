@@ -92,18 +92,6 @@ class ItemSet:
         return f"{sha}:{key}" if sha else None
 
 
-def adapter(benchmark: str) -> EvidenceAdapter | None:
-    if benchmark == "ccpt":
-        from conceptcomb.report.evidence_ccpt import CcptEvidence
-
-        return CcptEvidence()
-    if benchmark == "mcrae":
-        from conceptcomb.report.evidence_mcrae import McraeEvidence
-
-        return McraeEvidence()
-    return None
-
-
 def missing_reason(benchmark: str) -> str:
     return (
         f"per-item checks of {benchmark} are not implemented yet (corpus-level metrics): its "

@@ -12,6 +12,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from conceptcomb.common.evidence import ItemSet, RawItem, defined
 from conceptcomb.mcrae.answers import parse_properties
 from conceptcomb.mcrae.data import (
     ESSLLI_NOUNS_DATASET,
@@ -25,7 +26,6 @@ from conceptcomb.mcrae.gold import ConceptGold
 from conceptcomb.mcrae.metrics import concept_metrics, metric_infos
 from conceptcomb.mcrae.scoring import load_golds
 from conceptcomb.mcrae.tasks import ESSLLI44, spec_by_name
-from conceptcomb.report.evidence import ItemSet, RawItem, defined
 
 
 def _stem(task: str) -> str:

@@ -23,8 +23,8 @@ from conceptcomb.ccpt.metrics import aggregate
 from conceptcomb.ccpt.oracle import base_spec, best_of, oracle_metric_infos
 from conceptcomb.ccpt.scoring import ItemScore, finish_item, plan_item, without_judge
 from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
-from conceptcomb.report.evidence import ItemSet, RawItem, close, defined
-from conceptcomb.scorers.judges import JudgeReply
+from conceptcomb.common.evidence import ItemSet, RawItem, close, defined
+from conceptcomb.scorers.judge_base import JudgeReply
 
 FAILED_IN_RUN = "the judge failed on this question in the run"
 

@@ -1,0 +1,218 @@
+"""Leaderboard tables, in one shape for every benchmark: `Table` of `Row`s of `Cell`s.
+
+Each benchmark builds its own tables (``<benchmark>/tables.py``: the papers' layouts) from
+the runs read by `conceptcomb.common.runs`, with the helpers here, and keeps the papers' rows
+in ``<benchmark>/paper_tables/`` as text files read by `parse_block`. The report writes any
+`Table` as Markdown, CSV, HTML and plots without knowing which benchmark it comes from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from conceptcomb.common.runs import Metric, Run, TaskRun
+
+if TYPE_CHECKING:  # importlib.resources.abc is new in Python 3.11
+    from importlib.resources.abc import Traversable
+
+OURS, PUBLISHED = "ours", "published"
+# A row's verification state (`conceptcomb.report.verify`), worst first: a row of several
+# tasks takes the worst of their states.
+VERIFIED, PARTIAL, UNVERIFIED = "verified", "partial", "unverified"
+STATES = (UNVERIFIED, PARTIAL, VERIFIED)
+
+
+def worst(states: list[str]) -> str:
+    return min(states, key=STATES.index) if states else UNVERIFIED
+
+
+@dataclass(frozen=True)
+class Cell:
+    value: float | None
+    stderr: float | None = None
+
+
+@dataclass(frozen=True)
+class PublishedRow:
+    table: str  # the report table it belongs to (see conceptcomb.report.tables)
+    source: str  # paper and table, e.g. "Song et al. (NAACL 2025), Table 3"
+    model: str  # as printed
+    setting: str  # method / configuration, as the paper names it
+    cells: dict[str, Cell] = field(default_factory=dict)
+    note: str = ""
+
+
+def parse_cells(columns: Sequence[str], text: str) -> dict[str, Cell]:
+    """``"42.2±1.8 - 81.4"`` in the order of ``columns`` -> cells (empty cells left out)."""
+    tokens = text.split()
+    if len(tokens) != len(columns):
+        raise ValueError(f"{len(tokens)} cells for {len(columns)} columns: {text!r}")
+    cells: dict[str, Cell] = {}
+    for column, token in zip(columns, tokens, strict=True):
+        if token == "-":
+            continue
+        value, _, stderr = token.partition("±")
+        cells[column] = Cell(float(value), float(stderr) if stderr else None)
+    return cells
+
+
+def _note(text: str, notes: Mapping[str, str]) -> str:
+    """``"[oracle] [sonnet]"`` -> those of ``notes`` joined; free text stays as it is."""
+    tags = text.split()
+    if tags and all(t.startswith("[") and t.endswith("]") for t in tags):
+        return "; ".join(notes[t[1:-1]] for t in tags)
+    return text
+
+
+def parse_block(
+    table: str,
+    source: str,
+    columns: Sequence[str],
+    block: str | Traversable,
+    notes: Mapping[str, str] | None = None,
+) -> tuple[PublishedRow, ...]:
+    """A paper's table, as text or a file (``<benchmark>/paper_tables/*.txt``), -> its rows.
+
+    A row a line, ``model | setting | cells | note``: the values as printed, in the paper's
+    column order (``columns``), ``42.2±1.8`` a value with its printed ± term, ``-`` an empty
+    cell; a note in brackets (``[oracle]``) names one of ``notes``, other text stays as it
+    is. Lines starting with ``#`` (the source table, the format) and blank lines are skipped.
+    Where the paper prints something odd the row keeps it as printed and says so in its
+    note; ``tests/report/test_published.py`` re-reads every row from the paper's text.
+    """
+    text = block if isinstance(block, str) else block.read_text(encoding="utf-8")
+    rows = []
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        model, setting, cells, *note = (part.strip() for part in line.split("|"))
+        rows.append(
+            PublishedRow(
+                table,
+                source,
+                model,
+                setting,
+                parse_cells(columns, cells),
+                _note(" ".join(note), notes or {}),
+            )
+        )
+    return tuple(rows)
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    title: str
+    group: str = ""  # spanning header in HTML
+    higher_is_better: bool | None = None
+    tag: str = ""  # the group, shortened, for one-line headers (Markdown, CSV)
+
+    @property
+    def flat_title(self) -> str:
+        return f"{self.tag} {self.title}".strip()
+
+
+@dataclass
+class Row:
+    model: str
+    setting: str
+    origin: str  # OURS or PUBLISHED
+    framework: str  # "lm-eval 0.4.13", "inspect 0.3.285", or the paper and table
+    cells: dict[str, Cell]
+    items: str = ""  # items evaluated per task ("3/200" when partial)
+    source: str = ""  # results file(s), or the paper and table
+    note: str = ""
+    # Ours: verified / partial / unverified (`conceptcomb.report.verify`); papers' rows: "".
+    verification: str = ""
+
+    @property
+    def partial(self) -> bool:
+        return "/" in self.items
+
+
+@dataclass
+class Table:
+    key: str
+    benchmark: str
+    title: str
+    columns: list[Column]
+    rows: list[Row] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    digits: int = 1
+
+    def ours(self) -> list[Row]:
+        return [row for row in self.rows if row.origin == OURS]
+
+
+# A plot of a table: (file name part, function drawing the table to a PNG path, caption).
+PlotSpec = tuple[str, Callable[[Table, Path], Path], str]
+
+
+def metric_cell(metric: Metric | None) -> Cell | None:
+    return None if metric is None else Cell(metric.value, metric.stderr)
+
+
+def our_row(
+    run: Run, setting: str, tasks: list[TaskRun], cells: dict[str, Cell], note: str = ""
+) -> Row:
+    items = " · ".join(task.items_text() for task in tasks)
+    sources = sorted({task.source.name for task in tasks})
+    verification = worst([task.verification or UNVERIFIED for task in tasks])
+    return Row(
+        run.model.label,
+        setting,
+        OURS,
+        run.framework_text,
+        cells,
+        items,
+        ", ".join(sources),
+        note,
+        verification,
+    )
+
+
+def published_rows(rows: Iterable[PublishedRow], table: str) -> list[Row]:
+    """The papers' rows of one table, as table rows."""
+    return [
+        Row(r.model, r.setting, PUBLISHED, r.source, dict(r.cells), "", r.source, r.note)
+        for r in rows
+        if r.table == table
+    ]
+
+
+def collect(run: Run, task_metrics: dict[str, tuple[str, list[str]]]) -> tuple[list, dict]:
+    """{task: (column prefix, metric names)} -> (task runs found, cells)."""
+    found, cells = [], {}
+    for task_name, (prefix, metrics) in task_metrics.items():
+        task = run.tasks.get(task_name)
+        if task is None:
+            continue
+        found.append(task)
+        for metric in metrics:
+            cell = metric_cell(task.metrics.get(metric))
+            if cell is not None:
+                cells[f"{prefix}{metric}"] = cell
+    return found, cells
+
+
+def arrow(higher: bool | None) -> str:
+    return "" if higher is None else (" ↑" if higher else " ↓")
+
+
+def judge_text(tasks: list[TaskRun]) -> str:
+    """The judge the run names (its options), for the row note."""
+    for task in tasks:
+        if task.judge:
+            return f"judge: {task.judge.get('identity') or task.judge.get('model')}"
+        model = task.options.get("judge_model")
+        url = task.options.get("judge_base_url")
+        if isinstance(url, list):  # replicas of one judge
+            url = ",".join(str(u) for u in url)
+        kind = task.options.get("judge")
+        if model or url or kind:
+            parts = [str(p) for p in (kind, model, url) if p]
+            return "judge: " + " ".join(parts)
+    return "judge: the default (gpt-4o at OpenAI) unless CONCEPTCOMB_JUDGE* was set"

@@ -1,0 +1,31 @@
+"""CGGC's scoring core as lm-eval reaches it: the SPICE jar option travels in the docs."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from conceptcomb.cggc import lm_eval_hooks, metrics
+from conceptcomb.cggc.scoring import score_doc
+from conceptcomb.common.errors import ConfigError
+
+
+def test_spice_jar_option_reaches_the_lm_eval_aggregation(
+    built_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(metrics.SPICE_ENV, raising=False)
+    if metrics.spice_status() is None:
+        pytest.skip("SPICE's CoreNLP jars are installed here")
+    docs = lm_eval_hooks.load_dataset("cggc_ood", data_dir=str(built_dir), spice_jars=str(tmp_path))
+    doc = docs["test"][0]
+    assert doc["spice_jars"] == str(tmp_path)
+    values = lm_eval_hooks.process_results(doc, [" A dog wags its tail."])
+    assert values["rouge2"] == score_doc(doc, " A dog wags its tail.").values["rouge2"]
+    with pytest.raises(ConfigError, match=f"spice_jars={tmp_path}"):  # the folder was used
+        lm_eval_hooks.agg_spice([values["spice"]])
+    plain = lm_eval_hooks.load_dataset("cggc_ood", data_dir=str(built_dir))["test"][0]
+    assert "spice_jars" not in plain  # no option, docs as before; SPICE reported unavailable
+    spice_value = lm_eval_hooks.process_results(plain, ["x"])["spice"]
+    assert math.isnan(lm_eval_hooks.agg_spice([spice_value]))

@@ -1,0 +1,80 @@
+"""The package's layers hold: no benchmark folder imports another, and no module imports
+from a layer above its own (`conceptcomb.common.contract` names the layers)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import conceptcomb
+from conceptcomb.benchmarks import REGISTRY
+
+PACKAGE = Path(conceptcomb.__file__).parent
+BENCHMARKS = {module.split(".")[1] for module in REGISTRY}
+# Lowest first; a module may import from its own layer and those before it.
+LAYERS: list[set[str]] = [
+    {"common", "__init__"},
+    {"scorers", "smollm2"},
+    {"frameworks"},
+    BENCHMARKS,
+    {"benchmarks", "cli", "report", "demo", "_inspect_registry", "testing"},
+]
+
+
+def _part(module: str) -> str | None:
+    """``conceptcomb.ccpt.tasks`` -> ``ccpt``; None for modules outside the package."""
+    names = module.split(".")
+    if names[0] != "conceptcomb":
+        return None
+    return names[1] if len(names) > 1 else "__init__"
+
+
+def _layer(part: str) -> int:
+    return next(i for i, parts in enumerate(LAYERS) if part in parts)
+
+
+def imports() -> list[tuple[Path, str, str]]:
+    """(file, its part, the part it imports) for every import of the package, anywhere in a
+    module (imports inside functions count: they are how the heavy ones are deferred)."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE)
+        own = relative.parts[0].removesuffix(".py") if relative.parts else "__init__"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+                if node.module == "conceptcomb":
+                    names = [f"conceptcomb.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            for name in names:
+                part = _part(name)
+                if part is not None and part != own:
+                    found.append((relative, own, part))
+    return found
+
+
+def test_the_layers_are_known() -> None:
+    parts = {p.name.removesuffix(".py") for p in PACKAGE.iterdir() if not p.name.startswith(".")}
+    parts -= {"__pycache__", "py.typed"}
+    unknown = {p for p in parts if not any(p in layer for layer in LAYERS)}
+    assert not unknown, f"put these in a layer of this test: {sorted(unknown)}"
+
+
+def test_no_benchmark_imports_another() -> None:
+    crossing = [
+        f"{path} imports conceptcomb.{part}"
+        for path, own, part in imports()
+        if own in BENCHMARKS and part in BENCHMARKS
+    ]
+    assert crossing == []
+
+
+def test_no_module_imports_from_a_layer_above_its_own() -> None:
+    upward = [
+        f"{path} ({own}) imports conceptcomb.{part}"
+        for path, own, part in imports()
+        if _layer(part) > _layer(own)
+    ]
+    assert upward == []

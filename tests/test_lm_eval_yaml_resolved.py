@@ -1,0 +1,60 @@
+"""The generated task YAML, as lm-eval 0.4.13 reads it, is what each benchmark declares.
+
+Leaves are a few lines that ``include`` a template per kind, templates include templates,
+and a leaf's key replaces the template's whole value: this reads every folder through
+lm-eval's own index (includes merged, no dataset built) and compares each task's config
+with the declaration's, then has lm-eval import every ``!function`` it names.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+from lm_eval.tasks._yaml_loader import load_yaml
+
+from conceptcomb.frameworks.lm_eval_yaml import TaskYaml, lm_eval_configs, plain
+
+BENCHMARKS = ("ccpt", "cggc", "abspyramid", "mcrae")
+
+
+def _declared(key: str) -> tuple[TaskYaml, Path]:
+    module = importlib.import_module(f"conceptcomb.{key}.lm_eval_yaml")
+    return module.declaration(), module.YAML_DIR
+
+
+@pytest.mark.parametrize("key", BENCHMARKS)
+def test_lm_eval_resolves_every_task_as_declared(key: str) -> None:
+    declaration, folder = _declared(key)
+    found = lm_eval_configs(folder)
+    groups = {group.name: group for group in declaration.groups}
+    assert sorted(found) == sorted([leaf.task for leaf in declaration.leaves] + list(groups))
+    for leaf in declaration.leaves:
+        assert found[leaf.task] == declaration.resolved(leaf), leaf.task
+    for name, group in groups.items():
+        expected = {"group": name, "task": group.tasks, "metadata": plain(group.metadata)}
+        assert found[name] == expected
+
+
+@pytest.mark.parametrize("key", BENCHMARKS)
+def test_every_function_a_task_names_imports(key: str) -> None:
+    declaration, folder = _declared(key)
+    for leaf in declaration.leaves:
+        config = load_yaml(folder / f"{leaf.task}.yaml", resolve_func=True)
+        assert callable(config["process_results"]), leaf.task
+        assert callable(config["custom_dataset"]), leaf.task
+        for metric in config["metric_list"]:
+            assert metric["aggregation"] == "mean" or callable(metric["aggregation"]), leaf.task
+
+
+def test_task_yaml_totals_at_most_1000_lines() -> None:
+    """Templates per kind and short leaves (issue 15: 2,076 lines before)."""
+    folders = [_declared(key)[1] for key in BENCHMARKS]
+    lines = sum(
+        len(path.read_text().splitlines())
+        for f in folders
+        for path in f.iterdir()
+        if path.is_file()
+    )
+    assert lines <= 1000
