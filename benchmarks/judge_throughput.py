@@ -10,7 +10,7 @@ own process with a fixed added latency, and prints:
 * how many judge questions deduplication saved;
 * whether a run with injected faults (429 with Retry-After, 500, stalled responses past the
   client timeout) ends with the same metrics as the clean run, and with zero failures;
-* the curve: the ratio at 8, 32, 128 and 256 requests in flight, at each latency of
+* the curve: the ratio at 1, 8, 32, 128 and 256 requests in flight, at each latency of
   ``--curve-latencies`` (50 ms and 1 s: real APIs are nearer 1 s);
 * two loopback judges (``judge_base_url`` listing both) against one, ``judge_concurrency``
   requests in flight on each, and whether both give the same ratings;
@@ -44,7 +44,7 @@ from conceptcomb.scorers.rating import rate_prompts
 from conceptcomb.scorers.relevance import relevance_prompt
 
 SPEC = CcptTaskSpec("pi_emergent")
-CURVE = (8, 32, 128, 256)
+CURVE = (1, 8, 32, 128, 256)  # 1: the round trip alone, no request waits for another
 FAULTS = {"rate-limited": 0.04, "server-error": 0.04, "stalled": 0.02, "stall-seconds": 3.0}
 
 
