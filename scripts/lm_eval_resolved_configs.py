@@ -12,14 +12,13 @@ import importlib
 import json
 import sys
 
+from conceptcomb.benchmarks import benchmarks
 from conceptcomb.frameworks.lm_eval_yaml import lm_eval_configs
-
-BENCHMARKS = ("ccpt", "cggc", "abspyramid", "mcrae")
 
 
 def main(out: str) -> None:
     configs = {}
-    for key in BENCHMARKS:
+    for key in (benchmark.key for benchmark in benchmarks()):
         configs |= lm_eval_configs(
             importlib.import_module(f"conceptcomb.{key}.lm_eval_yaml").YAML_DIR
         )

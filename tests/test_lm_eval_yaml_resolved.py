@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from lm_eval.tasks._yaml_loader import load_yaml
 
+from conceptcomb.benchmarks import benchmarks
 from conceptcomb.frameworks.lm_eval_yaml import TaskYaml, lm_eval_configs, plain
 
-BENCHMARKS = ("ccpt", "cggc", "abspyramid", "mcrae")
+BENCHMARKS = tuple(benchmark.key for benchmark in benchmarks())
 
 
 def _declared(key: str) -> tuple[TaskYaml, Path]:
