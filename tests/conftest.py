@@ -74,6 +74,16 @@ def isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
             os.environ[key] = value
 
 
+@pytest.fixture(autouse=True)
+def judges_not_yet_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no judge preflight remembered: a process checks a judge (its
+    endpoint, model and key) once, and a loopback server of an earlier test may have had the
+    same port, which the OS hands out again."""
+    from conceptcomb.scorers import rating
+
+    monkeypatch.setattr(rating, "_CHECKED", set())
+
+
 @pytest.fixture
 def fresh_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A judge/data cache of this test's own."""

@@ -305,8 +305,9 @@ def preflight_judge(settings: JudgeSettings) -> None:
         return
     settings.check_credentials()
 
-    # Checked once per process per endpoint, model AND key: a later run with another key
-    # (or a new server on a reused port) is checked again. Only a digest of the key is kept.
+    # Checked once per process per endpoint, model AND key: a later run with another key is
+    # checked again (a new server on the same URL, model and key is not). Only a digest of
+    # the key is kept.
     key = os.environ.get(settings.judge_api_key_env) or ""
     key_digest = hashlib.sha256(f"{settings.judge_api_key_env}={key}".encode()).hexdigest()
 
