@@ -48,6 +48,7 @@ from conceptcomb.ccpt.lm_eval_hooks import build_docs
 from conceptcomb.ccpt.plan import dataset_answer
 from conceptcomb.ccpt.tasks import GROUP_NAME, default_specs
 from conceptcomb.cli import lm_eval_has_our_tasks, tasks_path
+from conceptcomb.testing.judge_server import Request
 from conceptcomb.testing.model_server import ModelServer
 
 BIN = Path(sys.executable).parent
@@ -66,10 +67,10 @@ class TimedModelServer(ModelServer):
     pid: int | None = None
     first_cpu: float | None = None
 
-    async def _route(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> bytes:
-        if self.first is None and method == "POST" and self.pid is not None:
+    async def _route(self, request: Request) -> bytes:
+        if self.first is None and request.method == "POST" and self.pid is not None:
             self.first_cpu = process_cpu(self.pid)
-        return await super()._route(method, path, body, headers)
+        return await super()._route(request)
 
 
 @dataclass

@@ -5,8 +5,10 @@ own process with a fixed added latency, and prints:
 
 * the clean run: a few thousand synthetic CCPT property-induction replies scored through the
   code path of lm-eval's judge filter (`conceptcomb.ccpt.scoring.score_replies`), requests
-  per second against the ideal in-flight / latency, as a ratio; the same with the disk
-  cache on; the client's CPU time per request;
+  per second against the ideal in-flight / latency, as a ratio; ``--trials`` times, each
+  followed by a bare aiohttp loop sending the same number of requests (no judge code), the
+  median of each reported (a 2-core machine's ratio moves by a point or two from one
+  12-second run to the next); the same with the disk cache on; the client's CPU per request;
 * how many judge questions deduplication saved;
 * whether a run with injected faults (429 with Retry-After, 500, stalled responses past the
   client timeout) ends with the same metrics as the clean run, and with zero failures;
@@ -27,6 +29,7 @@ import json
 import os
 import random
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -189,6 +192,7 @@ def main() -> None:
     parser.add_argument(
         "--point-seconds", type=float, default=5.0, help="a curve point's length at ideal rate"
     )
+    parser.add_argument("--trials", type=int, default=3, help="clean and bare runs, alternated")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     os.environ.setdefault("CONCEPTCOMB_CACHE_DIR", tempfile.mkdtemp(prefix="judge-bench-"))
@@ -198,9 +202,13 @@ def main() -> None:
     asked = 3 * len(items)
     ideal = args.concurrency / args.latency
     with servers(1, args.latency) as urls:
-        clean = score(items, replies, urls, args.concurrency, args.latency)
-        reference = questions(clean.questions, offset=2 * 10**6)
-        floor = bare(reference, urls[0], args.concurrency) / ideal
+        cleans, floors = [], []
+        for trial in range(args.trials):
+            cleans.append(score(items, replies, urls, args.concurrency, args.latency))
+            reference = questions(cleans[-1].questions, offset=(2 + trial) * 10**6)
+            floors.append(bare(reference, urls[0], args.concurrency) / ideal)
+        clean = sorted(cleans, key=Run.rate)[len(cleans) // 2]  # the median run
+        floor = statistics.median(floors)
         cache = os.path.join(tempfile.mkdtemp(prefix="judge-bench-"), "cache.sqlite")
         cached = score(items, replies, urls, args.concurrency, args.latency, cache)
     with servers(1, args.latency, FAULTS) as urls:
@@ -210,14 +218,17 @@ def main() -> None:
           f"{args.concurrency} in flight")  # fmt: skip
     print(f"deduplication: {clean.questions} distinct questions asked for {asked} "
           f"({1 - clean.questions / asked:.1%} saved)")  # fmt: skip
-    print(f"clean run: {clean.requests} requests in {clean.seconds:.2f} s = {clean.rate():.0f} "
-          f"req/s; ideal {ideal:.0f} req/s; ratio {clean.rate() / ideal:.2f}; client CPU "
-          f"{clean.cpu / clean.requests * 1e6:.0f} us/request")  # fmt: skip
+    trials = ", ".join(f"{run.rate() / ideal:.3f}" for run in cleans)
+    print(f"clean run (median of {len(cleans)}: {trials}): {clean.requests} requests in "
+          f"{clean.seconds:.2f} s = {clean.rate():.0f} req/s; ideal {ideal:.0f} req/s; ratio "
+          f"{clean.rate() / ideal:.2f}; client CPU {clean.cpu / clean.requests * 1e6:.0f} "
+          f"us/request")  # fmt: skip
     print(f"clean run, disk cache on: {cached.requests} ratings committed in {cached.seconds:.2f} "
           f"s; ratio {cached.rate() / ideal:.2f}; client CPU "
           f"{cached.cpu / cached.requests * 1e6:.0f} us/request")  # fmt: skip
-    print(f"bare aiohttp loop, same requests and server, no judge code: ratio {floor:.2f} (the "
-          f"most this machine and server allow now)")  # fmt: skip
+    print(f"bare aiohttp loop, same requests and server, no judge code: ratio {floor:.2f} "
+          f"(median of {', '.join(f'{f:.3f}' for f in floors)}: what aiohttp itself gets from this "
+          f"machine and server now)")  # fmt: skip
     print(f"faulty run (10% of first attempts: 4% 429, 4% 500, 2% stalled): "
           f"{faulty.http_requests - faulty.requests} transport retries, "
           f"{faulty.failures} failures, {faulty.seconds:.2f} s")  # fmt: skip

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 from conceptcomb.common.answers import extract_dicts
 
@@ -63,7 +64,7 @@ class RelevanceQuestion:
     concept: str
     prop: str
 
-    @property
+    @cached_property  # asked for when planning, judging and filling in the replies
     def prompt(self) -> str:
         return relevance_prompt(self.concept, self.prop)
 

@@ -13,7 +13,13 @@ import json
 import time
 from collections.abc import Mapping
 
-from conceptcomb.testing.judge_server import LoopbackServer, _completion, _prompt_of, _response
+from conceptcomb.testing.judge_server import (
+    LoopbackServer,
+    Request,
+    _completion,
+    _prompt_of,
+    _response,
+)
 
 
 class ModelServer(LoopbackServer):
@@ -32,16 +38,16 @@ class ModelServer(LoopbackServer):
         self.first = self.last = None
         self.asked = self.unknown = 0
 
-    async def _route(self, method: str, path: str, body: bytes, headers: dict[str, str]) -> bytes:
-        if method != "POST" or not path.rstrip("/").endswith("/chat/completions"):
-            return await super()._route(method, path, body, headers)
+    async def _route(self, request: Request) -> bytes:
+        if request.method != "POST" or not request.path.rstrip("/").endswith("/chat/completions"):
+            return await super()._route(request)
         now = time.time()
         self.first = self.first or now
         self.last, self.asked = now, self.asked + 1
-        request = json.loads(body or b"{}")
-        prompt = _prompt_of(request)
+        chat = json.loads(request.body or b"{}")
+        prompt = _prompt_of(chat)
         reply = self.replies.get(prompt)
         if reply is None:
             self.unknown += 1
             reply = self.default or ""
-        return _response(200, _completion(request.get("model", "loopback"), prompt, reply))
+        return _response(200, _completion(chat.get("model", "loopback"), prompt, reply))

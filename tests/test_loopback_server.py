@@ -1,0 +1,123 @@
+"""The loopback judge's HTTP layer (`conceptcomb.testing.judge_server`), over raw sockets:
+what tests and benchmarks rely on when they use it as a stand-in for a real endpoint."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+import sys
+import time
+
+import pytest
+
+from conceptcomb.testing.judge_server import LoopbackServer
+
+
+@pytest.fixture(autouse=True, params=["uvloop", "asyncio"])
+def event_loop(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test on uvloop (installed with the test extra) and on asyncio's own loop."""
+    if request.param == "asyncio":
+        monkeypatch.setitem(sys.modules, "uvloop", None)  # import uvloop: ImportError
+    elif importlib.util.find_spec("uvloop") is None:
+        pytest.skip("uvloop is not installed (pip install '.[test]')")
+    return request.param
+
+
+def chat(concept: str, prop: str, close: bool = False) -> bytes:
+    prompt = f"Concept: {concept}\nProperty: {prop}\nRelevance: "
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": prompt}]}).encode()
+    head = f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n"
+    if close:
+        head += "Connection: close\r\n"
+    return (head + "\r\n").encode() + body
+
+
+def read_response(sock: socket.socket, buffer: bytearray) -> tuple[int, dict]:
+    """One response off ``sock`` (``buffer`` keeps what came after it)."""
+    while b"\r\n\r\n" not in buffer:
+        chunk = sock.recv(65536)
+        assert chunk, "the server closed the connection"
+        buffer += chunk
+    end = buffer.index(b"\r\n\r\n")
+    head = buffer[:end].decode()
+    length = int(next(line for line in head.split("\r\n") if line.lower().startswith(
+        "content-length")).split(":")[1])  # fmt: skip
+    while len(buffer) < end + 4 + length:
+        buffer += sock.recv(65536)
+    body = bytes(buffer[end + 4 : end + 4 + length])
+    del buffer[: end + 4 + length]
+    return int(head.split()[1]), json.loads(body)
+
+
+def content(response: dict) -> str:
+    return response["choices"][0]["message"]["content"]
+
+
+def test_pipelined_requests_are_answered_in_order(event_loop: str) -> None:
+    with LoopbackServer() as server, socket.create_connection(("127.0.0.1", server.port)) as s:
+        assert type(server._loop).__module__.split(".")[0] == event_loop
+        # Both in one write: the second waits in the buffer until the first is answered.
+        s.sendall(chat("Apple", "red") + chat("Sky", "blue"))
+        buffer = bytearray()
+        first, second = read_response(s, buffer), read_response(s, buffer)
+    assert first[0] == second[0] == 200
+    assert content(first[1]) == json.dumps({"relevance": server.rating("apple", "red")})
+    assert content(second[1]) == json.dumps({"relevance": server.rating("sky", "blue")})
+    assert server.stats.answered == 2
+
+
+def test_latency_counts_from_arrival() -> None:
+    latency = 0.3
+    with LoopbackServer(latency=latency) as server:
+        s = socket.create_connection(("127.0.0.1", server.port))
+        started = time.perf_counter()
+        s.sendall(chat("Apple", "red"))
+        status, _ = read_response(s, bytearray())
+        took = time.perf_counter() - started
+        s.close()
+    assert status == 200
+    # Never early (less a timer's millisecond); late only by a loopback round trip.
+    assert latency - 0.002 <= took < latency + 0.15, took
+
+
+def test_connection_close_is_honoured_and_bad_requests_hang_up() -> None:
+    with LoopbackServer() as server:
+        with socket.create_connection(("127.0.0.1", server.port)) as s:
+            s.sendall(chat("Apple", "red", close=True))
+            assert read_response(s, bytearray())[0] == 200
+            assert s.recv(1) == b""  # closed after the answer
+        post = b"POST /v1/chat/completions HTTP/1.1\r\n"
+        for bad in (
+            post + b"Content-Length: many\r\n\r\n",
+            post + b"Content-Length: 5\r\n\r\n{oops",
+        ):
+            with socket.create_connection(("127.0.0.1", server.port)) as s:
+                s.sendall(bad)
+                s.settimeout(5)
+                assert s.recv(1) == b""  # hung up, no answer
+        # ... and it still serves the next client.
+        with socket.create_connection(("127.0.0.1", server.port)) as s:
+            s.sendall(chat("Sky", "blue"))
+            assert read_response(s, bytearray())[0] == 200
+
+
+def test_stops_at_once_with_connections_open() -> None:
+    """An idle keep-alive connection and a request held for 30 s do not hold up `stop`
+    (since Python 3.12 a server's `wait_closed` waits for its open connections)."""
+    server = LoopbackServer(latency=30).start()
+    idle = socket.create_connection(("127.0.0.1", server.port))
+    busy = socket.create_connection(("127.0.0.1", server.port))
+    busy.sendall(chat("Apple", "red"))
+    deadline = time.monotonic() + 5
+    while server.stats.in_flight == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert server.stats.in_flight == 1
+    started = time.perf_counter()
+    server.stop()
+    assert time.perf_counter() - started < 2
+    assert server._thread is not None and not server._thread.is_alive()
+    for s in (idle, busy):
+        s.settimeout(5)
+        assert s.recv(1) == b""  # closed by the server, unanswered
+        s.close()
