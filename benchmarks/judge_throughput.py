@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -171,6 +172,13 @@ def bare(prompts: list[str], url: str, in_flight: int) -> float:
     return asyncio.run(go())
 
 
+def mean_hold(url: str) -> float:
+    """Seconds the server held each answer, on average, from the request's arrival: the
+    latency asked for plus its timers' overshoot (millisecond steps, never early)."""
+    with urllib.request.urlopen(f"{url}/stats", timeout=10) as answer:
+        return float(json.load(answer)["mean_hold_seconds"])
+
+
 def questions(count: int, offset: int = 0) -> list[str]:
     return [relevance_prompt(f"concept {offset + i}", f"property {i % 97}") for i in range(count)]
 
@@ -209,6 +217,7 @@ def main() -> None:
             floors.append(bare(reference, urls[0], args.concurrency) / ideal)
         clean = sorted(cleans, key=Run.rate)[len(cleans) // 2]  # the median run
         floor = statistics.median(floors)
+        hold = mean_hold(urls[0])
         cache = os.path.join(tempfile.mkdtemp(prefix="judge-bench-"), "cache.sqlite")
         cached = score(items, replies, urls, args.concurrency, args.latency, cache)
     with servers(1, args.latency, FAULTS) as urls:
@@ -221,14 +230,19 @@ def main() -> None:
     trials = ", ".join(f"{run.rate() / ideal:.3f}" for run in cleans)
     print(f"clean run (median of {len(cleans)}: {trials}): {clean.requests} requests in "
           f"{clean.seconds:.2f} s = {clean.rate():.0f} req/s; ideal {ideal:.0f} req/s; ratio "
-          f"{clean.rate() / ideal:.2f}; client CPU {clean.cpu / clean.requests * 1e6:.0f} "
+          f"{clean.rate() / ideal:.3f}; client CPU {clean.cpu / clean.requests * 1e6:.0f} "
           f"us/request")  # fmt: skip
     print(f"clean run, disk cache on: {cached.requests} ratings committed in {cached.seconds:.2f} "
-          f"s; ratio {cached.rate() / ideal:.2f}; client CPU "
+          f"s; ratio {cached.rate() / ideal:.3f}; client CPU "
           f"{cached.cpu / cached.requests * 1e6:.0f} us/request")  # fmt: skip
-    print(f"bare aiohttp loop, same requests and server, no judge code: ratio {floor:.2f} "
+    print(f"bare aiohttp loop, same requests and server, no judge code: ratio {floor:.3f} "
           f"(median of {', '.join(f'{f:.3f}' for f in floors)}: what aiohttp itself gets from this "
           f"machine and server now)")  # fmt: skip
+    held = args.concurrency / hold  # the most any client gets from this server
+    print(f"the server held each answer {hold * 1000:.2f} ms on average (asked "
+          f"{args.latency * 1000:.0f} ms; its timers step by milliseconds): against in flight / "
+          f"{hold * 1000:.2f} ms, clean {clean.rate() / held:.3f}, bare aiohttp "
+          f"{floor * ideal / held:.3f}")  # fmt: skip
     print(f"faulty run (10% of first attempts: 4% 429, 4% 500, 2% stalled): "
           f"{faulty.http_requests - faulty.requests} transport retries, "
           f"{faulty.failures} failures, {faulty.seconds:.2f} s")  # fmt: skip
@@ -275,9 +289,10 @@ def main() -> None:
         for latency, row in curve.items()
     )
     twice = " ".join(f"{s:.2f}x@{latency * 1000:.0f}ms" for latency, s in scaling.items())
-    print(f"summary: ratio {clean.rate() / ideal:.2f} at {args.concurrency} in flight and "
-          f"{args.latency * 1000:.0f} ms (cache on {cached.rate() / ideal:.2f}, bare aiohttp "
-          f"{floor:.2f}) | {points} | "
+    print(f"summary: ratio {clean.rate() / ideal:.3f} at {args.concurrency} in flight and "
+          f"{args.latency * 1000:.0f} ms (cache on {cached.rate() / ideal:.3f}, bare aiohttp "
+          f"{floor:.3f}; {clean.rate() / held:.3f} of in flight / the {hold * 1000:.2f} ms held) "
+          f"| {points} | "
           f"two judges/one {twice} | faulty = clean {same}, {faulty.failures} failures | "
           f"load {os.getloadavg()[0]:.2f}")  # fmt: skip
 

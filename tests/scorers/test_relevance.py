@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conceptcomb.scorers.relevance import (
+    RELEVANCE_PROMPT,
     parse_relevance,
     rating_to_relevance,
     relevance_prompt,
@@ -35,6 +36,16 @@ def test_prompt_is_table_17_with_the_item_last() -> None:
 def test_concept_is_capitalised_like_the_authors_script() -> None:
     # str.capitalize lower-cases the rest, as their get_relevance_score does.
     assert "Concept: Light ships\n" in relevance_prompt("light Ships", "nimble")
+
+
+@pytest.mark.parametrize(
+    ("concept", "prop"),
+    [("light Ships", " nimble "), ("{concept}", "{property}"), ("a\x00b", "c\x01d"), ("", "")],
+)
+def test_prompt_is_the_template_formatted(concept: str, prop: str) -> None:
+    """The prompt is built from the template's text rendered once: the same as formatting it."""
+    expected = RELEVANCE_PROMPT.format(concept=concept.strip().capitalize(), property=prop.strip())
+    assert relevance_prompt(concept, prop) == expected
 
 
 @pytest.mark.parametrize(
