@@ -110,6 +110,7 @@ def test_connection_close_is_honoured_and_bad_requests_hang_up() -> None:
         post = b"POST /v1/chat/completions HTTP/1.1\r\n"
         for bad in (
             post + b"Content-Length: many\r\n\r\n",
+            post + b"Content-Length: -3\r\n\r\n",
             post + b"Content-Length: 5\r\n\r\n{oops",
         ):
             with socket.create_connection(("127.0.0.1", server.port)) as s:

@@ -423,7 +423,7 @@ class _Connection(asyncio.Protocol):
             return
         try:
             request = self._take_request()
-        except ValueError:  # a Content-Length that is no number
+        except ValueError:  # a Content-Length that is no number, or below 0
             self.transport.close()
             return
         if request is not None:
@@ -438,7 +438,10 @@ class _Connection(asyncio.Protocol):
         if end < 0:
             return None
         method, path, headers = _parse_head(bytes(self.buffer[:end]))
-        size = end + 4 + int(headers.get("content-length") or 0)
+        length = int(headers.get("content-length") or 0)
+        if length < 0:
+            raise ValueError(f"Content-Length {length}")
+        size = end + 4 + length
         if len(self.buffer) < size:
             return None
         body = bytes(self.buffer[end + 4 : size])
