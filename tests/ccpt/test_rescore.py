@@ -268,4 +268,8 @@ def test_throughput_benchmark_runs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert "faulty metrics equal clean metrics: True" in done.stdout
     assert re.search(r"ratio \d+\.\d\d", done.stdout)
+    assert re.search(r"clean run \(median of 3: \d\.\d{3}, \d\.\d{3}, \d\.\d{3}\)", done.stdout)
+    # The loopback judge never answers early: what it held is at least the latency asked.
+    held = re.search(r"the server held each answer (\d+\.\d\d) ms on average", done.stdout)
+    assert held and float(held[1]) >= 10.0
     assert ", 0 failures," in done.stdout
