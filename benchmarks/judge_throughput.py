@@ -238,11 +238,11 @@ def main() -> None:
     print(f"bare aiohttp loop, same requests and server, no judge code: ratio {floor:.3f} "
           f"(median of {', '.join(f'{f:.3f}' for f in floors)}: what aiohttp itself gets from this "
           f"machine and server now)")  # fmt: skip
-    held = args.concurrency / hold  # the most any client gets from this server
+    ideal_held = args.concurrency / hold  # the most any client gets from this server
     print(f"the server held each answer {hold * 1000:.2f} ms on average (asked "
           f"{args.latency * 1000:.0f} ms; its timers step by milliseconds): against in flight / "
-          f"{hold * 1000:.2f} ms, clean {clean.rate() / held:.3f}, bare aiohttp "
-          f"{floor * ideal / held:.3f}")  # fmt: skip
+          f"{hold * 1000:.2f} ms, clean {clean.rate() / ideal_held:.3f}, bare aiohttp "
+          f"{floor * ideal / ideal_held:.3f}")  # fmt: skip
     print(f"faulty run (10% of first attempts: 4% 429, 4% 500, 2% stalled): "
           f"{faulty.http_requests - faulty.requests} transport retries, "
           f"{faulty.failures} failures, {faulty.seconds:.2f} s")  # fmt: skip
@@ -291,8 +291,8 @@ def main() -> None:
     twice = " ".join(f"{s:.2f}x@{latency * 1000:.0f}ms" for latency, s in scaling.items())
     print(f"summary: ratio {clean.rate() / ideal:.3f} at {args.concurrency} in flight and "
           f"{args.latency * 1000:.0f} ms (cache on {cached.rate() / ideal:.3f}, bare aiohttp "
-          f"{floor:.3f}; {clean.rate() / held:.3f} of in flight / the {hold * 1000:.2f} ms held) "
-          f"| {points} | "
+          f"{floor:.3f}; {clean.rate() / ideal_held:.3f} of in flight / the {hold * 1000:.2f} ms "
+          f"held) | {points} | "
           f"two judges/one {twice} | faulty = clean {same}, {faulty.failures} failures | "
           f"load {os.getloadavg()[0]:.2f}")  # fmt: skip
 
