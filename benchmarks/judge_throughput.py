@@ -1,7 +1,8 @@
 """Judge throughput, deduplication, fault tolerance and replicas, measured in one run.
 
 Starts loopback OpenAI-compatible judges (`conceptcomb.testing.judge_server`), each in its
-own process with a fixed added latency, and prints:
+own process, holding each answer ``--latency`` on average, spread evenly by ``--spread``
+(+-10%) as a real server's latency varies, and prints:
 
 * the clean run: a few thousand synthetic CCPT property-induction replies scored through the
   code path of lm-eval's judge filter (`conceptcomb.ccpt.scoring.score_replies`), requests
@@ -9,22 +10,29 @@ own process with a fixed added latency, and prints:
   followed by a bare aiohttp loop sending the same number of requests (no judge code), the
   median of each reported (a 2-core machine's ratio moves by a point or two from one
   12-second run to the next); the same with the disk cache on; the client's CPU per request;
+* the same against a lockstep server (the same latency for every answer), where the replies of
+  requests sent together come back in the same millisecond, every round, and wait for each
+  other on the client;
 * how many judge questions deduplication saved;
 * whether a run with injected faults (429 with Retry-After, 500, stalled responses past the
   client timeout) ends with the same metrics as the clean run, and with zero failures;
-* the curve: the ratio at 1, 8, 32, 128 and 256 requests in flight, at each latency of
-  ``--curve-latencies`` (50 ms and 1 s: real APIs are nearer 1 s);
+* the curve: at 1, 8, 32, 128 and 256 requests in flight, at each latency of
+  ``--curve-latencies`` (50 ms and 1 s: real APIs are nearer 1 s), the time a client that
+  costs nothing would take for the same requests against ours, and the rate against in
+  flight / latency;
 * two loopback judges (``judge_base_url`` listing both) against one, ``judge_concurrency``
   requests in flight on each, and whether both give the same ratings;
 * one summary line of ratios.
 
     python benchmarks/judge_throughput.py [--items 3000] [--concurrency 32] [--latency 0.05]
+        [--spread 0.1]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import heapq
 import json
 import os
 import random
@@ -46,6 +54,7 @@ from conceptcomb.ccpt.tasks import CcptTaskSpec
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.rating import rate_prompts
 from conceptcomb.scorers.relevance import relevance_prompt
+from conceptcomb.testing.judge_server import LoopbackServer
 
 SPEC = CcptTaskSpec("pi_emergent")
 CURVE = (1, 8, 32, 128, 256)  # 1: the round trip alone, no request waits for another
@@ -84,9 +93,11 @@ def synthetic_task(n_items: int, seed: int) -> tuple[list[CcptItem], list[str]]:
     return items, replies
 
 
-def start_server(latency: float, faults: dict[str, float]) -> tuple[subprocess.Popen, str]:
+def start_server(
+    latency: float, spread: float, faults: dict[str, float]
+) -> tuple[subprocess.Popen, str]:
     command = [sys.executable, "-m", "conceptcomb.testing.judge_server", "--port", "0",
-               "--latency", str(latency)]  # fmt: skip
+               "--latency", str(latency), "--spread", str(spread)]  # fmt: skip
     for flag, value in faults.items():
         command += [f"--{flag}", str(value)]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
@@ -100,10 +111,10 @@ def start_server(latency: float, faults: dict[str, float]) -> tuple[subprocess.P
 
 @contextmanager
 def servers(
-    count: int, latency: float, faults: dict[str, float] | None = None
+    count: int, latency: float, spread: float, faults: dict[str, float] | None = None
 ) -> Iterator[list[str]]:
     """``count`` loopback judges, each in its own process; their base URLs."""
-    started = [start_server(latency, faults or {}) for _ in range(count)]
+    started = [start_server(latency, spread, faults or {}) for _ in range(count)]
     try:
         yield [url for _, url in started]
     finally:
@@ -179,6 +190,42 @@ def mean_hold(url: str) -> float:
         return float(json.load(answer)["mean_hold_seconds"])
 
 
+@dataclass
+class Headline:
+    """The clean runs and bare loops at one spread, alternated, and what the server held."""
+
+    spread: float
+    cleans: list[Run]
+    floors: list[float]  # the bare loops' ratios
+    hold: float  # the server's mean hold, seconds
+    ideal: float  # in flight / latency, requests per second
+
+    @property
+    def clean(self) -> Run:
+        return sorted(self.cleans, key=Run.rate)[len(self.cleans) // 2]  # the median run
+
+    @property
+    def ratio(self) -> float:
+        return self.clean.rate() / self.ideal
+
+    @property
+    def floor(self) -> float:
+        return statistics.median(self.floors)
+
+    def trials(self) -> str:
+        return ", ".join(f"{run.rate() / self.ideal:.3f}" for run in self.cleans)
+
+
+def headline(items, replies, args: argparse.Namespace, spread: float, urls: list[str]) -> Headline:
+    cleans, floors = [], []
+    ideal = args.concurrency / args.latency
+    for trial in range(args.trials):
+        cleans.append(score(items, replies, urls, args.concurrency, args.latency))
+        reference = questions(cleans[-1].questions, offset=(2 + trial) * 10**6)
+        floors.append(bare(reference, urls[0], args.concurrency) / ideal)
+    return Headline(spread, cleans, floors, mean_hold(urls[0]), ideal)
+
+
 def questions(count: int, offset: int = 0) -> list[str]:
     return [relevance_prompt(f"concept {offset + i}", f"property {i % 97}") for i in range(count)]
 
@@ -189,11 +236,46 @@ def point_size(in_flight: int, latency: float, seconds: float, cap: int) -> int:
     return max(10 * in_flight, min(round(in_flight / latency * seconds), cap))
 
 
+def cost_free_seconds(prompts: list[str], in_flight: int, latency: float, spread: float) -> float:
+    """How long a client that costs nothing takes for ``prompts``, sent in order with
+    ``in_flight`` at once, from the server's own holds (see `LoopbackServer.hold`). In a
+    short run whose latencies vary, the last requests finish one by one and the run ends with
+    its slowest: a cost-free client too falls short of in flight / latency there (about 0.96 of
+    it for 10 rounds of 32 at 1 s +-10%), not when every answer takes the same time."""
+    server = LoopbackServer(latency=latency, spread=spread)
+    slots = [0.0] * in_flight  # when each request slot is next free
+    for prompt in prompts:
+        heapq.heapreplace(slots, slots[0] + server.hold(prompt, 0))
+    return max(slots)
+
+
+def report_headline(run: Headline, args: argparse.Namespace) -> None:
+    clean, ideal = run.clean, run.ideal
+    kind = f"latency +-{run.spread:.0%}" if run.spread else "lockstep: one latency for all"
+    print(f"clean run, {kind} (median of {len(run.cleans)}: {run.trials()}): {clean.requests} "
+          f"requests in {clean.seconds:.2f} s = {clean.rate():.0f} req/s; ideal {ideal:.0f} "
+          f"req/s; ratio {run.ratio:.3f}; client CPU "
+          f"{clean.cpu / clean.requests * 1e6:.0f} us/request")  # fmt: skip
+    floors = ", ".join(f"{f:.3f}" for f in run.floors)
+    print(
+        f"  bare aiohttp loop, same requests and server, no judge code: ratio {run.floor:.3f} "
+        f"(median of {floors}: what aiohttp alone gets from this machine and server now)"
+    )
+    held = args.latency / run.hold  # turns a ratio to in flight / latency into one to / hold
+    print(f"  the server held each answer {run.hold * 1000:.2f} ms on average (asked "
+          f"{args.latency * 1000:.0f} ms; its timers step by milliseconds): against in flight / "
+          f"{run.hold * 1000:.2f} ms, clean {run.ratio * held:.3f}, bare aiohttp "
+          f"{run.floor * held:.3f}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, default=32)
-    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds, the mean")
+    parser.add_argument(
+        "--spread", type=float, default=0.1, help="each answer's latency within +-this share"
+    )
     parser.add_argument(
         "--curve-latencies", default="0.05,1", help="seconds, comma-separated: 8-256 in flight"
     )
@@ -203,46 +285,36 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=3, help="clean and bare runs, alternated")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
+    if not 0.0 <= args.spread < 1.0:
+        parser.error(f"--spread must be in [0, 1) (a share of --latency), not {args.spread}")
     os.environ.setdefault("CONCEPTCOMB_CACHE_DIR", tempfile.mkdtemp(prefix="judge-bench-"))
     print(f"load average (1 min) at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
 
     items, replies = synthetic_task(args.items, args.seed)
     asked = 3 * len(items)
     ideal = args.concurrency / args.latency
-    with servers(1, args.latency) as urls:
-        cleans, floors = [], []
-        for trial in range(args.trials):
-            cleans.append(score(items, replies, urls, args.concurrency, args.latency))
-            reference = questions(cleans[-1].questions, offset=(2 + trial) * 10**6)
-            floors.append(bare(reference, urls[0], args.concurrency) / ideal)
-        clean = sorted(cleans, key=Run.rate)[len(cleans) // 2]  # the median run
-        floor = statistics.median(floors)
-        hold = mean_hold(urls[0])
+    with servers(1, args.latency, args.spread) as urls:
+        varying = headline(items, replies, args, args.spread, urls)
         cache = os.path.join(tempfile.mkdtemp(prefix="judge-bench-"), "cache.sqlite")
         cached = score(items, replies, urls, args.concurrency, args.latency, cache)
-    with servers(1, args.latency, FAULTS) as urls:
+    lockstep = None
+    if args.spread:
+        with servers(1, args.latency, 0.0) as urls:
+            lockstep = headline(items, replies, args, 0.0, urls)
+    with servers(1, args.latency, args.spread, FAULTS) as urls:
         faulty = score(items, replies, urls, args.concurrency, args.latency)
+    clean = varying.clean
     same = all(abs(faulty.metrics[k] - v) < 1e-9 for k, v in clean.metrics.items())
-    print(f"items: {len(items)}, judge questions: {asked}, latency {args.latency * 1000:.0f} ms, "
-          f"{args.concurrency} in flight")  # fmt: skip
+    print(f"items: {len(items)}, judge questions: {asked}, latency {args.latency * 1000:.0f} ms "
+          f"+-{args.spread:.0%}, {args.concurrency} in flight")  # fmt: skip
     print(f"deduplication: {clean.questions} distinct questions asked for {asked} "
           f"({1 - clean.questions / asked:.1%} saved)")  # fmt: skip
-    trials = ", ".join(f"{run.rate() / ideal:.3f}" for run in cleans)
-    print(f"clean run (median of {len(cleans)}: {trials}): {clean.requests} requests in "
-          f"{clean.seconds:.2f} s = {clean.rate():.0f} req/s; ideal {ideal:.0f} req/s; ratio "
-          f"{clean.rate() / ideal:.3f}; client CPU {clean.cpu / clean.requests * 1e6:.0f} "
-          f"us/request")  # fmt: skip
+    for run in (varying, lockstep):
+        if run is not None:
+            report_headline(run, args)
     print(f"clean run, disk cache on: {cached.requests} ratings committed in {cached.seconds:.2f} "
           f"s; ratio {cached.rate() / ideal:.3f}; client CPU "
           f"{cached.cpu / cached.requests * 1e6:.0f} us/request")  # fmt: skip
-    print(f"bare aiohttp loop, same requests and server, no judge code: ratio {floor:.3f} "
-          f"(median of {', '.join(f'{f:.3f}' for f in floors)}: what aiohttp itself gets from this "
-          f"machine and server now)")  # fmt: skip
-    ideal_held = args.concurrency / hold  # the most any client gets from this server
-    print(f"the server held each answer {hold * 1000:.2f} ms on average (asked "
-          f"{args.latency * 1000:.0f} ms; its timers step by milliseconds): against in flight / "
-          f"{hold * 1000:.2f} ms, clean {clean.rate() / ideal_held:.3f}, bare aiohttp "
-          f"{floor * ideal / ideal_held:.3f}")  # fmt: skip
     print(f"faulty run (10% of first attempts: 4% 429, 4% 500, 2% stalled): "
           f"{faulty.http_requests - faulty.requests} transport retries, "
           f"{faulty.failures} failures, {faulty.seconds:.2f} s")  # fmt: skip
@@ -251,21 +323,26 @@ def main() -> None:
         f"(E {clean.metrics['E']:.4f} vs {faulty.metrics['E']:.4f})"
     )
 
-    # The curve: ratio of achieved to ideal (in flight / latency) requests per second.
+    # The curve: a cost-free client's time for the same requests against ours; and the
+    # achieved rate against in flight / latency, which short runs with varying latency miss
+    # by their last, slowest answers even when the client costs nothing.
     curve: dict[float, dict[int, float]] = {}
     latencies = [float(value) for value in args.curve_latencies.split(",") if value.strip()]
-    print("curve: ratio of achieved to ideal requests/s (requests per point)")
+    if latencies:
+        print("curve: ratio of a cost-free client's time to ours (of in flight / latency; ...)")
     for latency in latencies:
         row = curve.setdefault(latency, {})
-        with servers(1, latency) as urls:
+        with servers(1, latency, args.spread) as urls:
             for in_flight in CURVE:
                 size = point_size(in_flight, latency, args.point_seconds, clean.questions)
-                run = ask(questions(size), urls, in_flight, latency)
-                row[in_flight] = run.rate() / (in_flight / latency)
+                prompts = questions(size)
+                run = ask(prompts, urls, in_flight, latency)
+                best = cost_free_seconds(prompts, in_flight, latency, args.spread)
+                row[in_flight] = best / run.seconds
                 print(f"  {latency * 1000:5.0f} ms, {in_flight:3d} in flight: {run.rate():6.0f} "
-                      f"req/s of {in_flight / latency:6.0f}, ratio {row[in_flight]:.2f} "
-                      f"({run.requests} requests, client CPU "
-                      f"{run.cpu / run.requests * 1e6:.0f} us/request)")  # fmt: skip
+                      f"req/s, ratio {row[in_flight]:.2f} (of {in_flight / latency:.0f} req/s: "
+                      f"{run.rate() / (in_flight / latency):.2f}; {run.requests} requests, "
+                      f"client CPU {run.cpu / run.requests * 1e6:.0f} us/request)")  # fmt: skip
 
     # Two judges against one, judge_concurrency requests in flight on each endpoint.
     scaling: dict[float, float] = {}
@@ -274,7 +351,7 @@ def main() -> None:
         per_endpoint = 32 if latency < 0.5 else 128
         count = point_size(2 * per_endpoint, latency, args.point_seconds, 2 * clean.questions)
         prompts = questions(count, offset=10**6)
-        with servers(2, latency) as urls:
+        with servers(2, latency, args.spread) as urls:
             one = ask(prompts, urls[:1], per_endpoint, latency)
             two = ask(prompts, urls, per_endpoint, latency)
         scaling[latency] = two.rate() / one.rate()
@@ -282,19 +359,29 @@ def main() -> None:
         print(f"two judges vs one at {latency * 1000:.0f} ms, {per_endpoint} in flight each: "
               f"{one.rate():.0f} -> {two.rate():.0f} req/s = {scaling[latency]:.2f}x "
               f"(ideal 2x; {count} requests)")  # fmt: skip
-    print(f"two judges' ratings equal one judge's: {agree}")
+    if scaling:
+        print(f"two judges' ratings equal one judge's: {agree}")
 
     points = " | ".join(
-        f"{latency * 1000:.0f} ms: " + " ".join(f"{n}:{ratio:.2f}" for n, ratio in row.items())
-        for latency, row in curve.items()
+        f"curve {ms * 1000:.0f} ms: " + " ".join(f"{n}:{ratio:.2f}" for n, ratio in row.items())
+        for ms, row in curve.items()
     )
     twice = " ".join(f"{s:.2f}x@{latency * 1000:.0f}ms" for latency, s in scaling.items())
-    print(f"summary: ratio {clean.rate() / ideal:.3f} at {args.concurrency} in flight and "
-          f"{args.latency * 1000:.0f} ms (cache on {cached.rate() / ideal:.3f}, bare aiohttp "
-          f"{floor:.3f}; {clean.rate() / ideal_held:.3f} of in flight / the {hold * 1000:.2f} ms "
-          f"held) | {points} | "
-          f"two judges/one {twice} | faulty = clean {same}, {faulty.failures} failures | "
-          f"load {os.getloadavg()[0]:.2f}")  # fmt: skip
+    steps = (
+        f"; lockstep {lockstep.ratio:.3f}, bare aiohttp {lockstep.floor:.3f}" if lockstep else ""
+    )
+    parts = [
+        f"ratio {varying.ratio:.3f} at {args.concurrency} in flight and "
+        f"{args.latency * 1000:.0f} ms +-{args.spread:.0%} (cache on "
+        f"{cached.rate() / ideal:.3f}, bare aiohttp {varying.floor:.3f}; "
+        f"{varying.ratio * args.latency / varying.hold:.3f} of in flight / the "
+        f"{varying.hold * 1000:.2f} ms held{steps})",
+        points,
+        f"two judges/one {twice}" if twice else "",
+        f"faulty = clean {same}, {faulty.failures} failures",
+        f"load {os.getloadavg()[0]:.2f}",
+    ]
+    print("summary: " + " | ".join(part for part in parts if part))
 
 
 if __name__ == "__main__":

@@ -87,6 +87,44 @@ def test_latency_counts_from_arrival_and_is_never_short() -> None:
     assert max(took) < latency + 0.15  # late only by timer steps and a loopback round trip
 
 
+def test_spread_varies_each_answers_latency_around_the_mean() -> None:
+    """With ``spread`` each answer gets its own hold, reproducible from prompt and attempt,
+    within +-spread of the latency and with the latency as mean; requests sent together no
+    longer come back together."""
+    latency, spread = 0.05, 0.2
+    server = LoopbackServer(latency=latency, spread=spread)
+    holds = [server.hold(f"Concept: c{i}\nProperty: p\nRelevance: ", 0) for i in range(4000)]
+    assert all(latency * (1 - spread) <= hold < latency * (1 + spread) for hold in holds)
+    assert abs(sum(holds) / len(holds) - latency) < 0.01 * latency  # 5 standard errors
+    assert len(set(holds)) == len(holds)
+    assert server.hold("x", 0) == server.hold("x", 0) != server.hold("x", 1)  # a retry's own
+    assert LoopbackServer(latency=latency).hold("x", 3) == latency
+    with pytest.raises(ValueError, match="spread"):
+        LoopbackServer(latency=latency, spread=1.0)
+
+    took: dict[str, float] = {}
+    with server, selectors.DefaultSelector() as selector:
+        sockets = {}
+        for i in range(32):
+            s = socket.create_connection(("127.0.0.1", server.port))
+            sockets[s] = f"Apple {i}"
+        sent = time.perf_counter()
+        for s, concept in sockets.items():
+            s.sendall(chat(concept, "red"))
+            selector.register(s, selectors.EVENT_READ)
+        while len(took) < len(sockets):
+            for key, _ in selector.select(timeout=5):
+                s = key.fileobj
+                took[sockets[s]] = time.perf_counter() - sent  # type: ignore[index]
+                selector.unregister(s)
+                assert read_response(s, bytearray())[0] == 200  # type: ignore[arg-type]
+        for s in sockets:
+            s.close()
+    for concept, seconds in took.items():
+        assert seconds >= server.hold(f"Concept: {concept}\nProperty: red\nRelevance: ", 0)
+    assert max(took.values()) - min(took.values()) > latency * spread  # not in lockstep
+
+
 def test_a_timer_that_fires_early_is_waited_out(monkeypatch: pytest.MonkeyPatch) -> None:
     """uvloop's timers (a process may install its policy) count whole milliseconds from a
     clock cached per loop turn, and under load fire up to 1 ms early."""

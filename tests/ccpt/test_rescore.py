@@ -268,8 +268,15 @@ def test_throughput_benchmark_runs(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     assert "faulty metrics equal clean metrics: True" in done.stdout
     assert re.search(r"ratio \d+\.\d\d", done.stdout)
-    assert re.search(r"clean run \(median of 3: \d\.\d{3}, \d\.\d{3}, \d\.\d{3}\)", done.stdout)
-    # The loopback judge never answers early: what it held is at least the latency asked.
-    held = re.search(r"the server held each answer (\d+\.\d\d) ms on average", done.stdout)
-    assert held and float(held[1]) >= 10.0
+    # Each curve point against what a client costing nothing would take: at most 1, as the
+    # server never answers early (a little over 1 only where requests go out in another order).
+    points = re.search(r"curve 10 ms: 1:(\S+) 8:(\S+) 32:(\S+) 128:(\S+) 256:(\S+) \|", done.stdout)
+    assert points and all(0.0 < float(ratio) <= 1.05 for ratio in points.groups())
+    trials = r"\(median of 3: \d\.\d{3}, \d\.\d{3}, \d\.\d{3}\)"
+    assert re.search(r"clean run, latency \+-10% " + trials, done.stdout)
+    assert re.search(r"clean run, lockstep: one latency for all " + trials, done.stdout)
+    held = re.findall(r"the server held each answer (\d+\.\d\d) ms on average", done.stdout)
+    spread, lockstep = (float(ms) for ms in held)
+    assert 9.0 < spread < 11.0  # 10 ms +-10%: the mean stays near what was asked
+    assert lockstep >= 10.0  # the loopback judge never answers early
     assert ", 0 failures," in done.stdout

@@ -6,12 +6,13 @@ and independent of request order; or, given a table of ratings, it replays those
 files record GPT-4o's ratings of their own items, so tests can replay the paper's judge).
 With ``strict=True`` it answers only the pairs of that table: any other pair gets a reply
 that is no rating (the client counts a judge failure) and is listed in ``stats.unknown``.
-It can add latency and inject faults (429 with Retry-After, 500, a stalled response, a
-malformed answer, an HTTP 200 whose body is broken: truncated or invalid JSON, no
-``choices``, empty content, bytes that are not UTF-8) to exercise the client's retries, and
-behave like a misconfigured endpoint: a key it refuses (401) or a model it does not serve
-(404 ``model_not_found``). It is a real HTTP server (asyncio, keep-alive): everything
-between our client and a real endpoint runs.
+It can add latency (fixed, or spread evenly around its mean, as a real server's varies),
+inject faults (429 with Retry-After, 500, a stalled response, a malformed answer, an HTTP
+200 whose body is broken: truncated or invalid JSON, no ``choices``, empty content, bytes
+that are not UTF-8) to exercise the client's retries, and behave like a misconfigured
+endpoint: a key it refuses (401) or a model it does not serve (404 ``model_not_found``). It
+is a real HTTP server (asyncio, keep-alive): everything between our client and a real
+endpoint runs.
 
 ``stats.requests`` counts judge questions (every attempt); the judge's preflight request
 (`conceptcomb.scorers.api_judge.PREFLIGHT_PROMPT`) is counted apart in ``stats.checks``.
@@ -183,9 +184,17 @@ class LoopbackServer:
         api_key: str | None = None,
         models: frozenset[str] | None = None,
         strict: bool = False,
+        spread: float = 0.0,
     ):
         self.port = port
         self.latency = latency
+        # Each answer is held latency * (1 + spread * u), u uniform in [-1, 1) and drawn from
+        # the prompt and attempt (reproducible), so the mean stays ``latency``. With none, the
+        # answers of requests sent together all come back in the same millisecond, every
+        # round: lockstep no real server keeps.
+        if not 0.0 <= spread < 1.0:
+            raise ValueError(f"spread must be in [0, 1), not {spread}")
+        self.spread = spread
         self.faults = faults or Faults()
         self.ratings = ratings or {}  # (concept, property), lower-cased -> rating
         self.strict = strict  # only the pairs of `ratings` get a rating
@@ -208,6 +217,13 @@ class LoopbackServer:
     def rating(self, concept: str, prop: str) -> int:
         key = (concept.strip().lower(), prop.strip().lower())
         return self.ratings.get(key) or deterministic_rating(*key)
+
+    def hold(self, prompt: str, attempt: int) -> float:
+        """Seconds the answer to this attempt at ``prompt`` is held (see ``spread``)."""
+        if not self.spread:
+            return self.latency
+        draw = _fraction(f"{attempt}|{prompt}", "latency")
+        return self.latency * (1.0 + self.spread * (2.0 * draw - 1.0))
 
     def _unknown(self, concept: str, prop: str) -> bool:
         key = (concept.strip().lower(), prop.strip().lower())
@@ -313,7 +329,7 @@ class LoopbackServer:
         preflight = prompt == PREFLIGHT_PROMPT
         attempt = self.stats.count(prompt, question=not preflight)
         if self.latency:  # counted from the request's arrival: our own work is part of it
-            await _sleep_until(arrived + self.latency)
+            await _sleep_until(arrived + self.hold(prompt, attempt))
             with self.stats.lock:
                 self.stats.held += time.monotonic() - arrived
                 self.stats.held_count += 1
@@ -478,6 +494,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8000, help="0 picks a free port")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added per request")
+    parser.add_argument(
+        "--spread", type=float, default=0.0, help="latency varies by +-this share, mean kept"
+    )
     parser.add_argument("--rate-limited", type=float, default=0.0, help="share answered 429")
     parser.add_argument("--server-error", type=float, default=0.0, help="share answered 500")
     parser.add_argument("--stalled", type=float, default=0.0, help="share held --stall-seconds")
@@ -487,6 +506,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--api-key", help="refuse (401) requests without this Bearer key")
     parser.add_argument("--models", nargs="+", help="serve only these models (else 404)")
     args = parser.parse_args(argv)
+    if not 0.0 <= args.spread < 1.0:
+        parser.error(f"--spread must be in [0, 1) (a share of --latency), not {args.spread}")
     faults = Faults(
         args.rate_limited,
         args.server_error,
@@ -496,7 +517,9 @@ def main(argv: list[str] | None = None) -> None:
         bad_body_kind=args.bad_body_kind,
     )
     models = frozenset(args.models) if args.models else None
-    server = LoopbackServer(args.port, args.latency, faults, api_key=args.api_key, models=models)
+    server = LoopbackServer(
+        args.port, args.latency, faults, api_key=args.api_key, models=models, spread=args.spread
+    )
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
 
