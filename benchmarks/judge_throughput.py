@@ -54,7 +54,7 @@ from conceptcomb.ccpt.tasks import CcptTaskSpec
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.rating import rate_prompts
 from conceptcomb.scorers.relevance import relevance_prompt
-from conceptcomb.testing.judge_server import LoopbackServer
+from conceptcomb.testing.judge_server import check_spread, held_for
 
 SPEC = CcptTaskSpec("pi_emergent")
 CURVE = (1, 8, 32, 128, 256)  # 1: the round trip alone, no request waits for another
@@ -238,14 +238,13 @@ def point_size(in_flight: int, latency: float, seconds: float, cap: int) -> int:
 
 def cost_free_seconds(prompts: list[str], in_flight: int, latency: float, spread: float) -> float:
     """How long a client that costs nothing takes for ``prompts``, sent in order with
-    ``in_flight`` at once, from the server's own holds (see `LoopbackServer.hold`). In a
+    ``in_flight`` at once, from the server's own holds (`held_for`). In a
     short run whose latencies vary, the last requests finish one by one and the run ends with
     its slowest: a cost-free client too falls short of in flight / latency there (about 0.96 of
     it for 10 rounds of 32 at 1 s +-10%), not when every answer takes the same time."""
-    server = LoopbackServer(latency=latency, spread=spread)
     slots = [0.0] * in_flight  # when each request slot is next free
     for prompt in prompts:
-        heapq.heapreplace(slots, slots[0] + server.hold(prompt, 0))
+        heapq.heapreplace(slots, slots[0] + held_for(latency, spread, prompt, 0))
     return max(slots)
 
 
@@ -285,8 +284,10 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=3, help="clean and bare runs, alternated")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    if not 0.0 <= args.spread < 1.0:
-        parser.error(f"--spread must be in [0, 1) (a share of --latency), not {args.spread}")
+    try:
+        check_spread(args.spread)
+    except ValueError as err:
+        parser.error(str(err))
     os.environ.setdefault("CONCEPTCOMB_CACHE_DIR", tempfile.mkdtemp(prefix="judge-bench-"))
     print(f"load average (1 min) at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
 

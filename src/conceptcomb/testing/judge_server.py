@@ -121,6 +121,22 @@ def _fraction(prompt: str, salt: str) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
+def check_spread(spread: float) -> float:
+    if not 0.0 <= spread < 1.0:
+        raise ValueError(f"--spread must be in [0, 1) (a share of --latency), not {spread}")
+    return spread
+
+
+def held_for(latency: float, spread: float, prompt: str, attempt: int) -> float:
+    """Seconds an answer is held: latency * (1 + spread * u), u uniform in [-1, 1) and drawn
+    from the prompt and attempt (reproducible), so the mean stays ``latency``. With no spread
+    the answers of requests sent together all come back in the same millisecond, every
+    round: lockstep no real server keeps."""
+    if not spread:
+        return latency
+    return latency * (1.0 + spread * (2.0 * _fraction(f"{attempt}|{prompt}", "latency") - 1.0))
+
+
 _REASONS = {200: "OK", 401: "Unauthorized", 404: "Not Found", 429: "Too Many Requests",
             500: "Internal Server Error", 504: "Gateway Timeout"}  # fmt: skip
 
@@ -188,13 +204,7 @@ class LoopbackServer:
     ):
         self.port = port
         self.latency = latency
-        # Each answer is held latency * (1 + spread * u), u uniform in [-1, 1) and drawn from
-        # the prompt and attempt (reproducible), so the mean stays ``latency``. With none, the
-        # answers of requests sent together all come back in the same millisecond, every
-        # round: lockstep no real server keeps.
-        if not 0.0 <= spread < 1.0:
-            raise ValueError(f"spread must be in [0, 1), not {spread}")
-        self.spread = spread
+        self.spread = check_spread(spread)  # see `held_for`
         self.faults = faults or Faults()
         self.ratings = ratings or {}  # (concept, property), lower-cased -> rating
         self.strict = strict  # only the pairs of `ratings` get a rating
@@ -219,11 +229,8 @@ class LoopbackServer:
         return self.ratings.get(key) or deterministic_rating(*key)
 
     def hold(self, prompt: str, attempt: int) -> float:
-        """Seconds the answer to this attempt at ``prompt`` is held (see ``spread``)."""
-        if not self.spread:
-            return self.latency
-        draw = _fraction(f"{attempt}|{prompt}", "latency")
-        return self.latency * (1.0 + self.spread * (2.0 * draw - 1.0))
+        """Seconds the answer to this attempt at ``prompt`` is held."""
+        return held_for(self.latency, self.spread, prompt, attempt)
 
     def _unknown(self, concept: str, prop: str) -> bool:
         key = (concept.strip().lower(), prop.strip().lower())
@@ -506,8 +513,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--api-key", help="refuse (401) requests without this Bearer key")
     parser.add_argument("--models", nargs="+", help="serve only these models (else 404)")
     args = parser.parse_args(argv)
-    if not 0.0 <= args.spread < 1.0:
-        parser.error(f"--spread must be in [0, 1) (a share of --latency), not {args.spread}")
     faults = Faults(
         args.rate_limited,
         args.server_error,
@@ -517,9 +522,12 @@ def main(argv: list[str] | None = None) -> None:
         bad_body_kind=args.bad_body_kind,
     )
     models = frozenset(args.models) if args.models else None
-    server = LoopbackServer(
-        args.port, args.latency, faults, api_key=args.api_key, models=models, spread=args.spread
-    )
+    try:
+        server = LoopbackServer(
+            args.port, args.latency, faults, api_key=args.api_key, models=models, spread=args.spread
+        )
+    except ValueError as err:
+        parser.error(str(err))
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
 
