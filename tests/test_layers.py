@@ -15,7 +15,7 @@ BENCHMARKS = {module.split(".")[1] for module in REGISTRY}
 LAYERS: list[set[str]] = [
     {"common", "__init__"},
     {"scorers", "smollm2"},
-    {"frameworks"},
+    {"frameworks", "samplers"},
     BENCHMARKS,
     {"benchmarks", "cli", "report", "demo", "_inspect_registry", "testing"},
 ]

@@ -37,13 +37,18 @@ def test_cli_setting_and_order_options(built_dir: Path, tmp_path: Path) -> None:
     assert set(found["cggc_ood_easy2hard (inspect)"]) == set(METRIC_NAMES)
 
 
-def test_samples_carry_ordered_demonstrations_as_chat(built_dir: Path) -> None:
+def test_the_solver_shows_ordered_demonstrations_as_chat(built_dir: Path, tmp_path: Path) -> None:
     task = TASKS["cggc"](setting="ood", order="easy_to_hard", data_dir=str(built_dir))
-    for sample in list(task.dataset)[:10]:
-        roles = [m.role for m in sample.input]
-        assert roles == ["system"] + ["user", "assistant"] * 4 + ["user"]
+    for sample in list(task.dataset)[:10]:  # the item alone: the solver adds the rest
+        assert [m.role for m in sample.input] == ["system", "user"]
+    log = inspect_eval(task, model="mockllm/model", limit=5, display="none", log_dir=str(tmp_path))
+    assert log[0].status == "success", log[0].error
+    for sample in log[0].samples or []:
+        roles = [m.role for m in sample.messages]
+        assert roles == ["system"] + ["user", "assistant"] * 4 + ["user", "assistant"]
         types = sample.metadata["demonstration_types"]
         assert types == sorted(types) and all(types)
+        assert sample.metadata["fewshot_ids"] == sample.metadata["demonstration_ids"]
     named = TASKS["cggc_ood_easy2hard"](data_dir=str(built_dir))
     assert [s.id for s in named.dataset] == [s.id for s in task.dataset]
 

@@ -66,18 +66,32 @@ def test_lm_eval_builds_the_papers_prompt_with_our_sampler(
         assert check_demonstrations(item, demos, options.demo_spec(spec)) == []
 
 
-def test_chat_turns_match_inspects(built_dir: Path, tasks: dict) -> None:
-    from conceptcomb.cggc.inspect_tasks import cggc_dataset
+@pytest.mark.parametrize("name", ["cggc_ood", "cggc_ood_easy2hard"])
+def test_chat_turns_match_inspects(built_dir: Path, tasks: dict, name: str) -> None:
+    """lm-eval's multi-turn prompt equals the messages Inspect's few-shot solver builds."""
+    import asyncio
 
-    task = tasks["cggc_ood"]
+    from inspect_ai.model import ModelName
+    from inspect_ai.solver import TaskState
+
+    from conceptcomb.cggc.inspect_tasks import cggc_dataset, cggc_fewshot
+
+    task = tasks[name]
     doc = next(iter(task.test_docs()))
     messages = task.fewshot_context(
         doc, 4, apply_chat_template=True, fewshot_as_multiturn=True,
         chat_template=lambda msgs, **_: json.dumps(msgs),
     )  # fmt: skip
-    spec = spec_by_name("cggc_ood")
-    sample = cggc_dataset(spec, TaskOptions.resolve({"data_dir": str(built_dir)}))[0]
-    assert json.loads(messages) == [{"role": m.role, "content": m.text} for m in sample.input]
+    spec, options = spec_by_name(name), TaskOptions.resolve({"data_dir": str(built_dir)})
+    sample = cggc_dataset(spec, options)[0]
+    assert sample.id == doc["item_id"]
+    state = TaskState(
+        ModelName("mockllm/model"), sample.id, 1, sample.input, list(sample.input),
+        metadata=dict(sample.metadata or {}),
+    )  # fmt: skip
+    state = asyncio.run(cggc_fewshot(spec, options)(state, None))  # type: ignore[arg-type]
+    assert json.loads(messages) == [{"role": m.role, "content": m.text} for m in state.messages]
+    assert state.metadata["fewshot_ids"] == doc["fewshot_ids"] == doc["demonstration_ids"]
 
 
 def test_parameters_reach_the_sampler(built_dir: Path, tasks: dict) -> None:

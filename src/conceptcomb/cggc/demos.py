@@ -10,13 +10,16 @@ Settings (paper section 5.2, Table 3):
   has the item's label (the split guarantees that the composition is unseen).
 
 Options (section 7-8): ``structure`` keeps demonstrations of one graph type (A transitive,
-B common source, C common target; Table 7 "level"); ``order`` sorts them easy-to-hard
+B common source, C common target; Table 7 "level"); ``order`` shows them easy-to-hard
 (A, B, C) or hard-to-easy (Table 7 "order"), and then draws them from typed items, trying
 to include every type; ``packaging`` "1&3" / "2&2" splits the item's primitives into two
 groups of those sizes and gives each demonstration exactly one group of the item's
 primitives (Fig. 4; extra relations outside the item's are allowed).
 
-Selection is deterministic: a random generator seeded with (seed, item id, options other
+This module holds CGGC's own rule (which demonstrations are valid for an item); the
+generator, the order and its check are the shared core's
+(`conceptcomb.common.demonstrations`), which the lm-eval sampler and the Inspect solver
+call for CGGC as for any task. The generator is seeded with (seed, item id, options other
 than the order), so easy-to-hard and hard-to-easy show the same demonstrations reversed.
 An item for which the pool allows no valid selection gets None (the authors' main.py skips
 such items too).
@@ -34,11 +37,19 @@ from functools import cache
 
 from conceptcomb.cggc.data import CggcItem
 from conceptcomb.cggc.graphs import STRUCTURE_TYPES
+from conceptcomb.common.demonstrations import (
+    Difficulty,
+    Order,
+    OrderedDemonstrations,
+    missing_levels,
+    order_problems,
+)
 from conceptcomb.common.errors import ConfigError, one_of
 
 SETTINGS = ("id", "ood")
 ORDERS = ("random", "easy_to_hard", "hard_to_easy")
-RANK = {kind: rank for rank, kind in enumerate(STRUCTURE_TYPES)}
+# Table 7's difficulty: A (transitive) < B (common source) < C (common target).
+STRUCTURE_DIFFICULTY = Difficulty("structure", STRUCTURE_TYPES)
 
 
 @dataclass(frozen=True)
@@ -95,9 +106,10 @@ class DemoIndex:
     """Items grouped by graph label (and type), built once per pool."""
 
     def __init__(self, items: Iterable[CggcItem]) -> None:
+        self.pool = list(items)
         self.items: dict[str, list[CggcItem]] = defaultdict(list)
         self.labels_with: dict[str, set[str]] = defaultdict(set)
-        for item in items:
+        for item in self.pool:
             self.items[item.graph_label].append(item)
             for relation in item.relations:
                 self.labels_with[relation].add(item.graph_label)
@@ -137,23 +149,34 @@ def _candidate_groups(item: CggcItem, index: DemoIndex, spec: DemoSpec) -> dict[
     return {label: group for label, group in groups.items() if group.members}
 
 
+def cggc_demonstrations(index: DemoIndex, spec: DemoSpec) -> OrderedDemonstrations[CggcItem]:
+    """The pool of ``index`` behind the shared core, with CGGC's rule as its selection."""
+
+    def selection(item: CggcItem, k: int, rng: random.Random) -> list[CggcItem] | None:
+        groups = candidate_groups(item, index, spec)
+        picker = _Picker(spec, rng, item.concept_set_idx)
+        if spec.packaging is not None:
+            return _packaged(item, groups, picker)
+        return _covering(item, groups, picker)
+
+    return OrderedDemonstrations(
+        index.pool,
+        k=spec.k,
+        order=Order.parse(spec.order),
+        difficulty=STRUCTURE_DIFFICULTY,
+        seed=spec.seed,
+        id_of=lambda x: x.item_id,
+        value_of=lambda x, _: x.structure,
+        selection=selection,
+        rng_context=(spec.setting, spec.k, spec.structure, spec.packaging, spec.typed),
+    )
+
+
 def select_demonstrations(
     item: CggcItem, index: DemoIndex, spec: DemoSpec
 ) -> list[CggcItem] | None:
     """The item's demonstrations, in presentation order; None if the pool cannot serve it."""
-    rng = random.Random(
-        f"{spec.seed}|{item.item_id}|{spec.setting}|{spec.k}|{spec.structure}|"
-        f"{spec.packaging}|{spec.typed}"
-    )
-    groups = candidate_groups(item, index, spec)
-    picker = _Picker(spec, rng, item.concept_set_idx)
-    if spec.packaging is not None:
-        chosen = _packaged(item, groups, picker)
-    else:
-        chosen = _covering(item, groups, picker)
-    if chosen is None:
-        return None
-    return _ordered(chosen, spec, rng)
+    return cggc_demonstrations(index, spec).choose(item.item_id, item)
 
 
 class _Picker:
@@ -167,8 +190,7 @@ class _Picker:
     def missing_types(self) -> list[str]:
         if self.spec.order == "random":
             return []
-        present = {x.structure for x in self.chosen}
-        return [kind for kind in STRUCTURE_TYPES if kind not in present]
+        return missing_levels((x.structure for x in self.chosen), STRUCTURE_TYPES)  # type: ignore[return-value]
 
     def draw(self, pools: Sequence[Sequence[CggcItem]]) -> CggcItem | None:
         """A uniform random member of the pools, from a concept set not used yet, or None."""
@@ -258,16 +280,6 @@ def _packaged(item: CggcItem, groups: dict[str, Group], picker: _Picker) -> list
     return None
 
 
-def _ordered(chosen: list[CggcItem], spec: DemoSpec, rng: random.Random) -> list[CggcItem]:
-    chosen = list(chosen)
-    rng.shuffle(chosen)
-    if spec.order == "easy_to_hard":
-        chosen.sort(key=lambda x: RANK.get(x.structure or "", len(RANK)))
-    elif spec.order == "hard_to_easy":
-        chosen.sort(key=lambda x: -RANK.get(x.structure or "", -1))
-    return chosen
-
-
 def check_demonstrations(item: CggcItem, demos: Sequence[CggcItem], spec: DemoSpec) -> list[str]:
     """Violations of the setting's constraints (tests and logged samples use this)."""
     problems = []
@@ -290,9 +302,10 @@ def check_demonstrations(item: CggcItem, demos: Sequence[CggcItem], spec: DemoSp
         problems += [
             f"{d.item_id} is type {d.structure}" for d in demos if d.structure != spec.structure
         ]
-    ranks = [RANK.get(d.structure or "", 99) for d in demos]
-    if spec.order == "easy_to_hard" and ranks != sorted(ranks):
-        problems.append(f"types not easy to hard: {[d.structure for d in demos]}")
-    if spec.order == "hard_to_easy" and ranks != sorted(ranks, reverse=True):
-        problems.append(f"types not hard to easy: {[d.structure for d in demos]}")
+    if Order.parse(spec.order).kind != "random":
+        if not all(d.structure for d in demos):
+            problems.append(f"untyped demonstrations: {[d.structure for d in demos]}")
+        else:
+            ranks = [STRUCTURE_DIFFICULTY.rank(d.structure, d.item_id) for d in demos]
+            problems += [f"types {p}" for p in order_problems(ranks, Order.parse(spec.order))]
     return problems

@@ -5,9 +5,11 @@ id|ood, order random|easy_to_hard|hard_to_easy, structure A|B|C, k, packaging 1&
 test_type A|B|C, prompt_style paper|script, seed, data_dir, spice_jars), and the lm-eval
 names as fixed tasks (``conceptcomb/cggc_ood_easy2hard`` ...).
 
-Each sample's input is the chat the lm-eval multi-turn rendering gives: the instruction
-as system message, each demonstration as a user block answered by its sentence, then the
-item. Every reply is scored by `conceptcomb.cggc.scoring`, as in lm-eval; the corpus
+Each sample's input is the instruction (system message) and the item; the shared
+few-shot solver (`conceptcomb.frameworks.inspect_fewshot`, with CGGC's rule and the shared
+order) puts the demonstrations between them as user blocks answered by their sentences,
+the chat the lm-eval multi-turn rendering gives. Every reply is scored by
+`conceptcomb.cggc.scoring`, as in lm-eval; the corpus
 metrics (BLEU, METEOR, CIDEr, SPICE) are computed over all samples from the (prediction,
 reference) record each score carries.
 
@@ -28,18 +30,19 @@ from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
-from inspect_ai.solver import Solver, TaskState
+from inspect_ai.solver import Solver, TaskState, chain, generate
 from typing_extensions import Unpack
 
 from conceptcomb.cggc.data import CggcItem, load_dataset
 from conceptcomb.cggc.metrics import METRICS, Scored
-from conceptcomb.cggc.prompts import MAX_NEW_TOKENS, chat_turns, style_named
+from conceptcomb.cggc.prompts import MAX_NEW_TOKENS, chat_turns, question, style_named
 from conceptcomb.cggc.scoring import corpus_score, score_doc
 from conceptcomb.cggc.tasks import (
     TASK_VERSION,
     CggcTaskSpec,
     TaskOptions,
     all_specs,
+    demonstration_source,
     item_doc,
     spec_by_name,
     task_pairs,
@@ -54,6 +57,7 @@ from conceptcomb.cggc.verification import (
     verification_of,
 )
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.frameworks.inspect_fewshot import demonstrations_solver
 from conceptcomb.frameworks.inspect_tasks import (
     JudgeOptions,
     build_task,
@@ -134,16 +138,36 @@ def cggc_dataset(spec: CggcTaskSpec, options: TaskOptions) -> MemoryDataset:
 
 
 def _samples(spec: CggcTaskSpec, options: TaskOptions) -> list[Sample]:
+    """One sample per test item the pool can serve (its demonstrations come from
+    `demonstrations_solver`)."""
     sha256 = load_dataset(options.data_dir).sha256
     return [
         Sample(
             id=item.item_id,
-            input=chat(chat_turns(item, demos, spec.prompt_style, options.seed)),
+            input=chat(chat_turns(item, [], spec.prompt_style, options.seed)),
             target=item.target,
             metadata={**item_doc(item, demos, spec, options), "dataset_sha256": sha256},
         )
         for item, demos in task_pairs(spec, options)
     ]
+
+
+def cggc_fewshot(spec: CggcTaskSpec, options: TaskOptions) -> Solver:
+    """The shared few-shot solver with CGGC's rule: each item's demonstrations as blocks."""
+    dataset = load_dataset(options.data_dir)
+    source = demonstration_source(dataset, options.demo_spec(spec))
+    style, seed = spec.prompt_style, options.seed
+
+    def choose(state: TaskState) -> list[Sample] | None:
+        item = CggcItem.from_doc(state.metadata, origin=f"sample {state.sample_id}")
+        chosen = source.choose(item.item_id, item)
+        if chosen is None:
+            return None
+        return [
+            Sample(id=x.item_id, input=question(x, style, seed), target=x.target) for x in chosen
+        ]
+
+    return demonstrations_solver(choose)
 
 
 def cggc_task(
@@ -166,6 +190,7 @@ def cggc_task(
             "setting": spec.setting,
             "dataset_sha256": load_dataset(options.data_dir).sha256,
         },
+        solver=chain(cggc_fewshot(spec, options), generate()),
         setup=setup,
     )
 

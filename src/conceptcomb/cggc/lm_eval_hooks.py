@@ -1,11 +1,11 @@
 """lm-eval adapter for CGGC: the functions and the sampler the YAML in ``task_yaml/`` names.
 
-* `load_dataset` (``custom_dataset``): the task's test items as docs, each carrying what
-  the sampler needs to choose its demonstrations (setting, order, seed, dataset folder).
-* `CggcSampler`: a ``ContextSampler`` that picks each item's demonstrations with the core
-  selection function. lm-eval hands the sampler the item only when ``fewshot_split`` equals
-  ``test_split`` (otherwise ``eval_doc`` is None), so the YAML sets both to ``test`` and
-  the sampler draws from the CGGC pool itself, never from the docs lm-eval gives it.
+* `load_dataset` (``custom_dataset``): the task's test items as docs (``test``), and the
+  candidates of its demonstrations as docs (``demonstrations``: the pool for ood, every
+  test item for id), each rendered in the task's prompt style.
+* `CggcSampler`: the shared `OrderedSampler` (`conceptcomb.frameworks.lm_eval_sampler`, the
+  one any task YAML can use) with CGGC's rule (`demos.cggc_demonstrations`): it chooses
+  among the ``demonstrations`` docs lm-eval hands it, and orders them with the shared core.
 * `process_results`: ROUGE and Coverage per item (`scoring.score_doc`); the corpus metrics
   (BLEU, METEOR, CIDEr, SPICE) get the item's (prediction, reference) record and are
   computed over all records by the ``agg_*`` aggregations (`scoring.corpus_score`). SPICE's
@@ -15,28 +15,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import datasets
-from lm_eval.api.samplers import ContextSampler
 
 from conceptcomb.cggc import metrics
 from conceptcomb.cggc.data import CggcItem
 from conceptcomb.cggc.data import load_dataset as load_cggc
+from conceptcomb.cggc.demos import DemoIndex, cggc_demonstrations
 from conceptcomb.cggc.metrics import Scored
+from conceptcomb.cggc.prompts import question
 from conceptcomb.cggc.scoring import corpus_score, score_doc
 from conceptcomb.cggc.tasks import (
     TaskOptions,
-    demo_doc,
-    demonstrations,
+    demonstration_pool,
     item_doc,
     options_from_doc,
     spec_by_name,
     task_pairs,
 )
-from conceptcomb.common.errors import ConfigError, DataUnavailableError
+from conceptcomb.common.demonstrations import OrderedDemonstrations
+from conceptcomb.common.errors import DataFormatError, DataUnavailableError
+from conceptcomb.frameworks.lm_eval_sampler import OrderedSampler
 
+DEMONSTRATIONS = "demonstrations"  # the few-shot split
 SPICE_JARS = "spice_jars"  # the doc field of SPICE's jar folder option
 
 
@@ -45,7 +48,7 @@ def load_dataset(cggc_task: str, **metadata: Any) -> datasets.DatasetDict:
     spec = spec_by_name(cggc_task)
     options = TaskOptions.resolve(metadata)
     dataset = load_cggc(options.data_dir)
-    # The sampler reloads the pool from data_dir; dataset_sha256 names the data in the samples.
+    # dataset_sha256 names the data in the logged samples.
     where = {"data_dir": str(dataset.folder), "dataset_sha256": dataset.sha256}
     if options.spice_jars:  # for SPICE's aggregation, which sees only metric values
         where[SPICE_JARS] = options.spice_jars
@@ -53,37 +56,55 @@ def load_dataset(cggc_task: str, **metadata: Any) -> datasets.DatasetDict:
         {**item_doc(item, demos, spec, options), **where}
         for item, demos in task_pairs(spec, options)
     ]
-    return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
+    style = spec.prompt_style
+    candidates = [
+        {**item.as_doc(), "prompt": question(item, style, options.seed)}
+        for item in demonstration_pool(dataset, spec.setting)
+    ]
+    return datasets.DatasetDict(
+        {
+            "test": datasets.Dataset.from_list(docs),
+            DEMONSTRATIONS: datasets.Dataset.from_list(candidates),
+        }
+    )
 
 
-class CggcSampler(ContextSampler):
-    """Per-item CGGC demonstrations (id / ood, order, structure, packaging) from the pool."""
+class CggcSampler(OrderedSampler):
+    """Per-item CGGC demonstrations (id / ood, order, structure, packaging) chosen among the
+    few-shot docs, by CGGC's rule, in the order of the shared core."""
 
-    def sample(
-        self,
-        n: int,
-        eval_doc: dict[str, Any] | None = None,
-        df: Sequence[dict[str, Any]] | None = None,
-        **kwargs: Any,
-    ) -> list[dict[str, Any]]:
-        if n == 0:
-            return []
-        if eval_doc is None:
-            raise ConfigError(
-                "CGGC demonstrations depend on the test item, which lm-eval passes to the sampler "
-                "only when fewshot_split equals test_split: keep 'fewshot_split: test'."
-            )
-        spec, options = options_from_doc(eval_doc, str(eval_doc["data_dir"]), n)
-        dataset = load_cggc(options.data_dir)
-        item = CggcItem.from_doc(eval_doc, origin=f"{spec.name} doc")
-        demos = demonstrations(item, spec, options, dataset)
-        if demos is None:
+    def target_id(self, task: Any, doc: Mapping[str, Any]) -> Any:
+        return doc["item_id"]
+
+    def prepare(self, task: Any, doc: Mapping[str, Any], n: int) -> OrderedDemonstrations:
+        spec, options = options_from_doc(doc, None, n)
+        docs = self.fewshot_docs()
+        self._docs = {d["item_id"]: d for d in docs}
+        items = [CggcItem.from_doc(d, origin=f"{spec.name} few-shot doc") for d in docs]
+        return cggc_demonstrations(DemoIndex(items), options.demo_spec(spec))
+
+    def choose(
+        self, demonstrations: OrderedDemonstrations, task: Any, doc: dict[str, Any]
+    ) -> list[dict[str, Any]] | None:
+        item = CggcItem.from_doc(doc, origin=f"{task.config.task} doc")
+        chosen = demonstrations.choose(item.item_id, item)
+        if chosen is None:
+            n = demonstrations.k
             raise DataUnavailableError(
-                f"{spec.name}: item {item.item_id} cannot get {n} valid demonstrations from "
-                f"{dataset.folder}. With --num_fewshot {n}, also pass --metadata "
-                f"'{{\"k\": {n}}}' so that items the pool cannot serve are left out."
+                f"{task.config.task}: item {item.item_id} cannot get {n} valid demonstrations. "
+                f"With --num_fewshot {n}, also pass --metadata '{{\"k\": {n}}}' so that items "
+                "the pool cannot serve are left out."
             )
-        return [demo_doc(demo, spec, options) for demo in demos]
+        ids = [x.item_id for x in chosen]
+        # The docs carry the draw made when the task was built (k from --metadata): the same
+        # rule on the same pool must give it again.
+        built = list(doc.get("demonstration_ids") or [])
+        if len(built) == len(ids) and built != ids:
+            raise DataFormatError(
+                f"{task.config.task}: item {item.item_id}: the few-shot split gives {ids}, the "
+                f"task was built with {built}; do not override fewshot_split."
+            )
+        return [self._docs[i] for i in ids]
 
 
 def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:

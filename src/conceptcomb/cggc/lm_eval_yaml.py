@@ -33,7 +33,7 @@ BASE_TEMPLATE = Template(
     lm_eval_yaml.hooked(
         HOOKS,
         {
-            "fewshot_split": "test",
+            "fewshot_split": "demonstrations",
             "output_type": "generate_until",
             "num_fewshot": DEFAULT_K,
             "fewshot_config": {"sampler": Function(f"{HOOKS}.CggcSampler")},
@@ -45,8 +45,7 @@ BASE_TEMPLATE = Template(
         {"metadata": {"version": float(TASK_VERSION)}},
     ),
     comments={
-        "fewshot_split": "fewshot_split == test_split: only then does lm-eval pass the item "
-        "to the sampler.",
+        "fewshot_split": "Candidates: the pool (ood) or the other test items (id).",
         "description": "The instruction and each item's block are rendered by "
         "conceptcomb.cggc.prompts.",
     },

@@ -25,9 +25,10 @@ from functools import lru_cache
 from typing import Any
 
 from conceptcomb.cggc.data import CggcDataset, CggcItem, load_dataset
-from conceptcomb.cggc.demos import DemoIndex, DemoSpec, parse_packaging, select_demonstrations
+from conceptcomb.cggc.demos import DemoIndex, DemoSpec, cggc_demonstrations, parse_packaging
 from conceptcomb.cggc.graphs import STRUCTURE_TYPES
 from conceptcomb.cggc.prompts import PromptStyle, question, style_named
+from conceptcomb.common.demonstrations import OrderedDemonstrations
 from conceptcomb.common.errors import ConfigError, DataUnavailableError
 from conceptcomb.common.lookup import find_named
 
@@ -162,9 +163,19 @@ def options_from_doc(
     return spec, options
 
 
+def demonstration_pool(dataset: CggcDataset, setting: str) -> tuple[CggcItem, ...]:
+    """Where demonstrations come from: the other test items (id) or the pool (ood)."""
+    return dataset.test if setting == "id" else dataset.pool
+
+
 @lru_cache(maxsize=16)  # CggcDataset hashes by identity
 def _index(dataset: CggcDataset, setting: str) -> DemoIndex:
-    return DemoIndex(dataset.test if setting == "id" else dataset.pool)
+    return DemoIndex(demonstration_pool(dataset, setting))
+
+
+@lru_cache(maxsize=32)  # one per (dataset, options): remembers each item's draw
+def demonstration_source(dataset: CggcDataset, demo_spec: DemoSpec) -> OrderedDemonstrations:
+    return cggc_demonstrations(_index(dataset, demo_spec.setting), demo_spec)
 
 
 def evaluated_items(
@@ -182,7 +193,7 @@ def evaluated_items(
 def demonstrations(
     item: CggcItem, spec: CggcTaskSpec, options: TaskOptions, dataset: CggcDataset
 ) -> list[CggcItem] | None:
-    return select_demonstrations(item, _index(dataset, spec.setting), options.demo_spec(spec))
+    return demonstration_source(dataset, options.demo_spec(spec)).choose(item.item_id, item)
 
 
 def task_pairs(spec: CggcTaskSpec, options: TaskOptions) -> list[tuple[CggcItem, list[CggcItem]]]:
