@@ -74,7 +74,13 @@ def include_path_args() -> list[str]:
 
 
 def run_smollm2(args: argparse.Namespace) -> int:
+    if args.args == "lm_eval":  # for $(conceptcomb smollm2 --args lm_eval) in a command line
+        print(shlex.join(smollm2.lm_eval_hf_model_args()))
+        return 0
     inspect_args = smollm2.inspect_model_args(args.tokenizer_dir)
+    if args.args == "inspect":
+        print(shlex.join(inspect_args))
+        return 0
     lm_eval_args = smollm2.lm_eval_hf_model_args()
     print("# lm-eval, offline (CCPT also needs a judge choice in --metadata, see below):")
     print(shlex.join(["lm_eval", *lm_eval_args, "--apply_chat_template", "--tasks", "TASK"]))
@@ -197,6 +203,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         default=None,
         help="where to write the tokenizer (~/.cache/conceptcomb/smollm2-tokenizer)",
+    )
+    smollm2_parser.add_argument(
+        "--args",
+        choices=("lm_eval", "inspect"),
+        default=None,
+        help="print only that framework's model options, for $(conceptcomb smollm2 --args ...)",
     )
     smollm2_parser.set_defaults(run=run_smollm2)
 

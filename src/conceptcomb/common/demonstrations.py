@@ -260,10 +260,8 @@ class OrderedDemonstrations(Generic[T]):
             rng_context,
         )
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise ConfigError(
-                f"the number of demonstrations must be a positive integer, not {k!r}."
-            )
-        self.k = k
+            raise ConfigError(f"k={k!r}: the number of demonstrations must be a positive integer.")
+        self.k, self.option = k, option
         if self.order.kind != RANDOM and self.difficulty.field is None:
             raise ConfigError(
                 f"{option}={self.order}: ordering needs a difficulty field; name it, or use "
@@ -299,7 +297,7 @@ class OrderedDemonstrations(Generic[T]):
             levels.setdefault(self.rank(x), []).append(x)
         if self.order.kind == LEVEL:
             assert self.order.level is not None
-            wanted = self.difficulty.level_rank(self.order.level)
+            wanted = self.difficulty.level_rank(self.order.level, self.option)
             levels = {wanted: levels.get(wanted, [])}
         return [sorted(levels[r], key=lambda x: str(self.id_of(x))) for r in sorted(levels)]
 

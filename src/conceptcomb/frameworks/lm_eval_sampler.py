@@ -12,9 +12,9 @@
 
 ``--num_fewshot`` is k, lm-eval's few-shot seed (``--seed``'s fourth value, 1234 by
 default) seeds the draw, and ``--metadata '{"fewshot_order": "hard2easy"}'`` (or
-``level=<x>``, ``random``) overrides the class's order without editing the YAML. Each
-evaluated doc gets ``fewshot_ids`` (the demonstrations' ids, in the order shown), which
-``--log_samples`` writes with the doc. The choice itself is `conceptcomb.common.demonstrations`.
+``level=<x>``, ``random``) overrides the class's order without editing the YAML. The
+choice itself is `conceptcomb.common.demonstrations`; ``--log_samples`` shows it in each
+sample's prompt (lm-eval logs the docs as loaded, not as the sampler saw them).
 
 lm-eval 0.4.13 hands a sampler the evaluated doc only when ``fewshot_split`` equals
 ``test_split``; ordering per item needs the item whatever the split, so the sampler reads
@@ -51,7 +51,6 @@ DIFFICULTY, LEVELS, ORDER, ID = (
     "fewshot_id",
 )
 SETTINGS = (DIFFICULTY, LEVELS, ORDER, ID)
-LOGGED_IDS = "fewshot_ids"  # written into each evaluated doc: the demonstrations shown
 
 
 def evaluated_doc(eval_doc: dict[str, Any] | None) -> tuple[Any, dict[str, Any]]:
@@ -124,7 +123,6 @@ class OrderedSampler(ContextSampler):
                 f"{task.config.task}: item {self.target_id(task, doc)} cannot get {n} valid "
                 "demonstrations from its few-shot split."
             )
-        doc[LOGGED_IDS] = [self.target_id(task, x) for x in chosen]
         return chosen
 
     # What a benchmark's subclass may change (CGGC: its own selection rule).
@@ -160,20 +158,21 @@ class OrderedSampler(ContextSampler):
         id_field = str(settings.get(ID, "id"))
         for index, x in enumerate(pool):
             _doc_id(x, id_field, f"{name}: few-shot doc {index} (split {split})")
-        order = settings.get(ORDER, self.default_order)
+        option = f"{name}: {ORDER}"
+        order = Order.parse(str(settings.get(ORDER, self.default_order)), option)
         # random order with no field named: spread over "difficulty" if the docs have it (the
         # demonstrations of easy2hard, shuffled), else a plain draw
-        plain = Order.parse(order).kind == RANDOM and "difficulty" not in pool[0]
+        plain = order.kind == RANDOM and "difficulty" not in pool[0]
         field = settings.get(DIFFICULTY, None if plain else "difficulty")
         return OrderedDemonstrations(
             pool,
             k=n,
-            order=str(order),
+            order=order,
             difficulty=Difficulty.of(field, settings.get(LEVELS)),
             seed=self.seed,
             id_of=lambda x: x[id_field],
             where=lambda index: f"{name}: few-shot doc {index} (split {split})",
-            option=f"{name}: {ORDER}",
+            option=option,
         )
 
 

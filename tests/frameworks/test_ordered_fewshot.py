@@ -1,0 +1,230 @@
+"""Ordered demonstrations on a task that is not CGGC, through the real lm_eval and inspect eval.
+
+The README's example (examples/easy_to_hard: sums at three levels) is run as the README
+writes it, on the packaged SmolLM2, then again with other seeds and settings: every prompt's
+demonstrations are easy-to-hard (reversed for hard-to-easy), one per level, never the item
+itself, the same for one seed, different for another, and the same in both frameworks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from inspect_ai.log import list_eval_logs, read_eval_log
+from lm_eval.tasks import TaskManager
+
+from conceptcomb.common.errors import ConfigError
+from tests.conftest import REPO, read_jsonl
+
+EXAMPLE = REPO / "examples" / "easy_to_hard"
+SECTION = "## Easy-to-hard demonstrations for your own task"
+LEVELS = ["easy", "medium", "hard"]
+ITEMS = {
+    x["question"]: x for split in ("train", "test") for x in read_jsonl(EXAMPLE / f"{split}.jsonl")
+}
+QUESTION = re.compile(r"What is \d+ \+ \d+\?")
+
+pytestmark = pytest.mark.slow
+
+
+def readme_section() -> str:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    start = text.index(SECTION)
+    return text[start : text.index("\n## ", start + len(SECTION))]
+
+
+def code_blocks(text: str, language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.S)
+
+
+def commands(block: str) -> list[str]:
+    return [line for line in block.replace("\\\n", " ").splitlines() if line.strip()]
+
+
+def test_the_readme_shows_the_example_as_it_is() -> None:
+    section = readme_section()
+    assert code_blocks(section, "yaml") == [(EXAMPLE / "arith_easy2hard.yaml").read_text()]
+    assert code_blocks(section, "python") == [(EXAMPLE / "arith_inspect.py").read_text()]
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder laid out like the repository root, holding the example (the README's
+    commands run there), and a home of its own for the tokenizer `conceptcomb smollm2` writes."""
+    root = tmp_path_factory.mktemp("repo")
+    shutil.copytree(EXAMPLE, root / "examples" / "easy_to_hard")
+    (root / "home").mkdir()
+    return root
+
+
+def run(command: str | list[str], cwd: Path, check: bool = True) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HOME": str(cwd / "home")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    args = ["bash", "-c", command] if isinstance(command, str) else command
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    if check:
+        assert done.returncode == 0, (done.stdout[-3000:], done.stderr[-3000:])
+    return done
+
+
+@pytest.fixture(scope="module")
+def readme_run(workdir: Path) -> Path:
+    """The README's two commands, as written (lm-eval and Inspect on SmolLM2)."""
+    for command in commands(code_blocks(readme_section(), "bash")[0]):
+        run(command, workdir)
+    return workdir / "out" / "arith"
+
+
+def lm_eval_demonstrations(out: Path, task: str) -> dict[str, list[str]]:
+    """item id -> its demonstrations' ids, in the order the logged prompt shows them."""
+    found = {}
+    for sample in read_jsonl(next(out.rglob(f"samples_{task}_*.jsonl"))):
+        prompt = sample["arguments"]["gen_args_0"]["arg_0"]
+        shown = [ITEMS[q]["id"] for q in QUESTION.findall(prompt)]
+        assert shown[-1] == sample["doc"]["id"]  # the question comes last
+        found[sample["doc"]["id"]] = shown[:-1]
+    return found
+
+
+def inspect_demonstrations(log_dir: Path) -> dict[str, list[str]]:
+    log = read_eval_log(list_eval_logs(str(log_dir))[-1])
+    assert log.status == "success", log.error
+    found = {}
+    for sample in log.samples or []:
+        questions = [m.text for m in sample.messages if m.role == "user"]
+        shown = [ITEMS[q]["id"] for q in questions]
+        assert shown[-1] == sample.id and sample.metadata["fewshot_ids"] == shown[:-1]
+        answers = [m.text for m in sample.messages[:-1] if m.role == "assistant"]
+        assert answers == [ITEMS[q]["answer"] for q in questions[:-1]]  # each with its answer
+        found[str(sample.id)] = shown[:-1]
+    return found
+
+
+def levels(ids: list[str]) -> list[str]:
+    by_id = {x["id"]: x for x in ITEMS.values()}
+    return [by_id[i]["level"] for i in ids]
+
+
+def test_readme_run_orders_every_prompt(readme_run: Path) -> None:
+    easy = lm_eval_demonstrations(readme_run, "arith_easy2hard")
+    hard = lm_eval_demonstrations(readme_run, "arith_hard2easy")
+    assert len(easy) == 9 and easy.keys() == hard.keys()
+    for item, shown in easy.items():
+        assert levels(shown) == LEVELS  # three levels, three slots: one each, easiest first
+        assert hard[item] == shown[::-1]  # the same demonstrations, hardest first
+        assert all(i.startswith("train-") for i in shown)  # from fewshot_split, never the item
+    assert len({tuple(shown) for shown in easy.values()}) > 1  # drawn per item
+    results = json.loads(next(readme_run.rglob("results_*.json")).read_text())
+    assert results["n-shot"]["arith_easy2hard"] == 3
+    assert 0 <= results["results"]["arith_easy2hard"]["exact_match,first_number"] <= 1
+
+
+def test_inspect_shows_each_item_what_lm_eval_shows(readme_run: Path) -> None:
+    assert inspect_demonstrations(readme_run) == lm_eval_demonstrations(
+        readme_run, "arith_easy2hard"
+    )
+
+
+def dummy_lm_eval(workdir: Path, out: str, tasks: str, *extra: str) -> Path:
+    run(["lm_eval", "--model", "dummy", "--include_path", str(workdir / "examples/easy_to_hard"),
+         "--tasks", tasks, "--num_fewshot", "3", "--log_samples", "--output_path",
+         str(workdir / out), *extra], workdir)  # fmt: skip
+    return workdir / out
+
+
+def mock_inspect(workdir: Path, out: str, *options: str) -> Path:
+    run(["inspect", "eval", "examples/easy_to_hard/arith_inspect.py@arith_easy2hard",
+         "--model", "mockllm/model", "--log-dir", out, *options], workdir)  # fmt: skip
+    return workdir / out
+
+
+def test_one_seed_one_draw_another_seed_another(readme_run: Path, workdir: Path) -> None:
+    first = lm_eval_demonstrations(readme_run, "arith_easy2hard")
+    again = lm_eval_demonstrations(
+        dummy_lm_eval(workdir, "again", "arith_easy2hard"), "arith_easy2hard"
+    )
+    assert again == first  # another run, the same (default) seed
+    seven = dummy_lm_eval(workdir, "seed7", "arith_easy2hard", "--seed", "0,1234,1234,7")
+    other = lm_eval_demonstrations(seven, "arith_easy2hard")
+    assert other != first and all(levels(shown) == LEVELS for shown in other.values())
+    # Inspect: the same seed gives lm-eval's draw, seed 7 lm-eval's seed-7 draw
+    assert inspect_demonstrations(mock_inspect(workdir, "inspect1234")) == first
+    assert inspect_demonstrations(mock_inspect(workdir, "inspect7", "-T", "seed=7")) == other
+
+
+def test_drawn_from_the_evaluated_split_never_the_item_itself(workdir: Path) -> None:
+    """fewshot_split == test_split: the pool holds the item, which is never shown."""
+    (workdir / "examples/easy_to_hard/arith_within_test.yaml").write_text(
+        "include: arith_easy2hard.yaml\ntask: arith_within_test\nfewshot_split: test\n"
+    )
+    out = dummy_lm_eval(workdir, "within", "arith_within_test")
+    shown = lm_eval_demonstrations(out, "arith_within_test")
+    assert len(shown) == 9
+    for item, ids in shown.items():
+        assert item not in ids and all(i.startswith("test-") for i in ids)
+        assert levels(ids) == LEVELS
+
+
+def in_process_task(workdir: Path, **metadata: object):
+    manager = TaskManager(
+        include_path=str(workdir / "examples/easy_to_hard"), include_defaults=False,
+        metadata=metadata,
+    )  # fmt: skip
+    task = manager.load(["arith_easy2hard"])["tasks"]["arith_easy2hard"]
+    task.set_fewshot_seed(1234)
+    return task, list(task.test_docs())
+
+
+def test_order_and_level_from_metadata(workdir: Path) -> None:
+    task, docs = in_process_task(workdir, fewshot_order="level=medium")
+    for doc in docs:
+        prompt = task.fewshot_context(doc, num_fewshot=3)
+        shown = [ITEMS[q]["id"] for q in QUESTION.findall(prompt)][:-1]
+        assert levels(shown) == ["medium"] * 3
+
+
+@pytest.mark.parametrize(
+    ("metadata", "num_fewshot", "message"),
+    [
+        ({"fewshot_difficulty": "grade"}, 3,
+         "few-shot doc 0 (split train): no difficulty field 'grade'"),
+        ({"fewshot_order": "sideways"}, 3,
+         "arith_easy2hard: fewshot_order='sideways': unknown order"),
+        ({}, 40, "k=40 demonstrations asked for, but the pool holds 36"),
+        ({"fewshot_levels": "easy<medium<hard<expert", "fewshot_order": "level=expert"}, 3,
+         "fewshot_order=level=expert: no demonstration of that level"),
+        ({"fewshot_levels": "easy<hard"}, 3,
+         "difficulty level='medium' is not one of the declared"),
+        ({"fewshot_id": "key"}, 3, "no id field 'key'"),
+        ({"fewshot_oder": "random"}, 3, "unknown metadata fewshot_oder"),
+    ],
+)  # fmt: skip
+def test_bad_configuration_is_one_line_naming_it(
+    workdir: Path, metadata: dict, num_fewshot: int, message: str
+) -> None:
+    task, docs = in_process_task(workdir, **metadata)
+    with pytest.raises(ConfigError) as error:
+        task.fewshot_context(docs[0], num_fewshot=num_fewshot)
+    assert message in str(error.value) and "\n" not in str(error.value)
+
+
+def test_bad_configuration_on_the_command_lines(workdir: Path) -> None:
+    done = run(["lm_eval", "--model", "dummy", "--include_path",
+                str(workdir / "examples/easy_to_hard"), "--tasks", "arith_easy2hard",
+                "--metadata", '{"fewshot_order": "sideways"}'], workdir, check=False)  # fmt: skip
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("conceptcomb: error: arith_easy2hard: fewshot_order='sideways'")
+    done = run(["inspect", "eval", "examples/easy_to_hard/arith_inspect.py@arith_easy2hard",
+                "-T", "k=37", "--model", "mockllm/model", "--log-dir", "bad"], workdir,
+               check=False)  # fmt: skip
+    output = done.stdout + done.stderr
+    assert "Traceback" not in output
+    assert "conceptcomb: error: k=37 demonstrations asked for, but the pool holds 36" in output
