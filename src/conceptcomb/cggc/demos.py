@@ -38,6 +38,10 @@ from functools import cache
 from conceptcomb.cggc.data import CggcItem
 from conceptcomb.cggc.graphs import STRUCTURE_TYPES
 from conceptcomb.common.demonstrations import (
+    EASY2HARD,
+    HARD2EASY,
+    LEVEL,
+    RANDOM,
     Difficulty,
     Order,
     OrderedDemonstrations,
@@ -75,6 +79,15 @@ class DemoSpec:
     def typed(self) -> bool:
         """Demonstrations must carry a structure type (ordered or single-type variants)."""
         return self.order != "random" or self.structure is not None
+
+
+def order_name(value: str) -> str:
+    """An order option in any of the core's spellings (easy2hard, easy_to_hard, ...) as
+    CGGC names it (`ORDERS`); one structure type is the ``structure`` option."""
+    order = Order.parse(value)
+    if order.kind == LEVEL:
+        raise ConfigError(f"order={value!r}: for one structure type use structure=A, B or C.")
+    return {RANDOM: "random", EASY2HARD: "easy_to_hard", HARD2EASY: "hard_to_easy"}[order.kind]
 
 
 def parse_packaging(value: str | None) -> tuple[int, int] | None:

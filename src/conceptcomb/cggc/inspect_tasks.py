@@ -34,6 +34,7 @@ from inspect_ai.solver import Solver, TaskState, chain, generate
 from typing_extensions import Unpack
 
 from conceptcomb.cggc.data import CggcItem, load_dataset
+from conceptcomb.cggc.demos import order_name
 from conceptcomb.cggc.metrics import METRICS, Scored
 from conceptcomb.cggc.prompts import MAX_NEW_TOKENS, chat_turns, question, style_named
 from conceptcomb.cggc.scoring import corpus_score, score_doc
@@ -56,7 +57,6 @@ from conceptcomb.cggc.verification import (
     edge_questions,
     verification_of,
 )
-from conceptcomb.common.errors import ConfigError
 from conceptcomb.frameworks.inspect_fewshot import demonstrations_solver
 from conceptcomb.frameworks.inspect_tasks import (
     JudgeOptions,
@@ -67,15 +67,6 @@ from conceptcomb.frameworks.inspect_tasks import (
 )
 from conceptcomb.scorers.inspect_judge import judge_preflight
 from conceptcomb.scorers.inspect_verifier import InspectVerifierSessions
-
-ORDER_ALIASES = {
-    "random": "random",
-    "none": "random",
-    "easy_to_hard": "easy_to_hard",
-    "easy2hard": "easy_to_hard",
-    "hard_to_easy": "hard_to_easy",
-    "hard2easy": "hard_to_easy",
-}
 
 
 class CggcOptions(TypedDict, total=False):
@@ -213,12 +204,10 @@ def cggc(
     spice_jars: str | None = None,
 ) -> Task:
     """CGGC with every option: -T setting=ood -T order=easy_to_hard ..."""
-    if str(order).lower() not in ORDER_ALIASES:
-        raise ConfigError(f"order={order!r}: use random, easy_to_hard or hard_to_easy.")
     style_named(prompt_style)  # a clear error for an unknown style
     spec = CggcTaskSpec(
         setting=str(setting).lower(),
-        order=ORDER_ALIASES[str(order).lower()],
+        order=order_name(order),
         structure=str(structure).upper() if structure else None,
         style=str(prompt_style),
     )
