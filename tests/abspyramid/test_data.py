@@ -12,6 +12,8 @@ from conceptcomb.abspyramid.data import (
     ABSPYRAMID_DATASET,
     REPO_ID,
     REVISION,
+    check_seed,
+    choose_demonstrations,
     file_name,
     load_demonstrations,
     load_items,
@@ -59,17 +61,51 @@ def test_parent_folder_in_the_environment(abspyramid_dir: Path, monkeypatch) -> 
     assert len(load_items(AbsTaskSpec(DETECTION, "verb"))) == 20
 
 
-def test_demonstrations_are_the_first_train_records_of_each_type(abspyramid_dir: Path) -> None:
-    noun = load_demonstrations("noun", abspyramid_dir)
-    assert list(noun) == ["noun"] and len(noun["noun"]) == 10
-    assert noun["noun"][0].event == "PersonX adopted a <stray kitten>"
-    merged = load_demonstrations("all", abspyramid_dir)
-    assert {kind: len(items) for kind, items in merged.items()} == {
-        "noun": 10, "verb": 10, "event": 10
+def test_demonstrations_are_train_records_of_the_items_type(abspyramid_dir: Path) -> None:
+    noun = load_demonstrations("noun", data_dir=abspyramid_dir)
+    assert list(noun) == ["noun"] and len(noun["noun"].pool) == 11  # every train record
+    merged = load_demonstrations("all", data_dir=abspyramid_dir)
+    assert {kind: len(pool.pool) for kind, pool in merged.items()} == {
+        "noun": 11, "verb": 11, "event": 11
     }  # fmt: skip
-    assert [d.event for d in merged["verb"]] == [
-        d.event for d in load_demonstrations("verb", abspyramid_dir)["verb"]
-    ]
+    for item in load_items(AbsTaskSpec(DETECTION, "all"), data_dir=abspyramid_dir):
+        demos = choose_demonstrations(merged, item)
+        assert len(demos) == 10 and len({d.item_id for d in demos}) == 10
+        assert {d.type for d in demos} == {item.type}
+        assert all(d.item_id.startswith("all:train:") for d in demos)
+
+
+def test_demonstrations_are_drawn_per_item_and_seed(abspyramid_dir: Path) -> None:
+    def draws(seed: int) -> list[list[str]]:
+        pools = load_demonstrations("verb", seed, abspyramid_dir)
+        items = load_items(AbsTaskSpec(DETECTION, "verb"), data_dir=abspyramid_dir)
+        return [[d.item_id for d in choose_demonstrations(pools, item)] for item in items]
+
+    first = draws(0)
+    assert draws(0) == first  # reproducible
+    assert draws(1) != first  # another seed, another draw
+    assert len({tuple(ids) for ids in first}) > 1  # each item its own draw
+    # Not the first 10 train records in file order (task version 1.0).
+    assert first[0] != [f"verb:train:{n}" for n in range(10)]
+
+
+def test_an_item_is_never_its_own_demonstration(abspyramid_dir: Path) -> None:
+    """A train record as the target (the pool holds it): never among its own 10."""
+    pools = load_demonstrations("event", 3, abspyramid_dir)
+    for target in pools["event"].pool:
+        chosen = choose_demonstrations(pools, target)
+        assert len(chosen) == 10 and target not in chosen
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "abc", True, [0]])
+def test_a_bad_seed_is_one_line_naming_the_option(seed: object) -> None:
+    with pytest.raises(ConfigError, match=r"^seed=.*non-negative integer") as caught:
+        check_seed(seed)
+    assert "\n" not in str(caught.value)
+
+
+def test_seed_defaults_to_zero_and_reads_text() -> None:
+    assert (check_seed(None), check_seed(""), check_seed(7), check_seed(" 12 ")) == (0, 0, 7, 12)
 
 
 def test_too_few_demonstrations_is_an_error(abspyramid_dir: Path, tmp_path: Path) -> None:
@@ -77,8 +113,8 @@ def test_too_few_demonstrations_is_an_error(abspyramid_dir: Path, tmp_path: Path
     shutil.copytree(abspyramid_dir, folder)
     train = folder / file_name(DETECTION, "verb", "train")
     train.write_text("".join(train.read_text().splitlines(keepends=True)[:4]))
-    with pytest.raises(DataFormatError, match=r"need 10 train records of type verb"):
-        load_demonstrations("verb", folder)
+    with pytest.raises(DataFormatError, match=r"train.json: .*need 10 train records of type verb"):
+        load_demonstrations("verb", data_dir=folder)
 
 
 def _write(path: Path, *records: object) -> Path:

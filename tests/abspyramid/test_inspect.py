@@ -24,6 +24,7 @@ from conceptcomb.abspyramid import metrics as m
 from conceptcomb.abspyramid.inspect_tasks import TASKS
 from conceptcomb.abspyramid.scoring import build_docs
 from conceptcomb.abspyramid.tasks import spec_by_name
+from conceptcomb.common.errors import ConfigError
 
 pytestmark = pytest.mark.shared_data
 
@@ -107,14 +108,92 @@ def test_generation_metrics_match_the_core(abspyramid_dir: Path, tmp_path: Path)
 def test_in_context_samples_are_chat_turns(abspyramid_dir: Path) -> None:
     task = TASKS["abspyramid_det_event_icl"](data_dir=str(abspyramid_dir))
     sample = task.dataset[0]
+    demos = sample.metadata["demos"]
     assert isinstance(sample.input[0], ChatMessageSystem)
     assert sample.input[0].content.startswith("Identify abstract descriptions")
-    assert len(sample.input) == 22
-    assert [message.text for message in sample.input[2:21:2]] == [
-        "Yes", "No", "Yes", "No", "Yes", "No", "Yes", "No", "Yes", "No"
-    ]  # fmt: skip
+    assert len(sample.input) == 22 and len(demos) == 10
+    assert [message.text for message in sample.input[1:21:2]] == [d["question"] for d in demos]
+    assert [message.text for message in sample.input[2:21:2]] == [d["answer"] for d in demos]
     assert all(isinstance(message, ChatMessageAssistant) for message in sample.input[2:21:2])
     assert sample.input[-1].text == sample.metadata["question"]
+    # The item's own seeded draw of event train records, as lm-eval shows it.
+    assert {d["type"] for d in demos} == {"event"}
+    core = build_docs(spec_by_name("abspyramid_det_event_icl"), "test", abspyramid_dir)
+    assert demos == core[0]["demos"]
+
+
+def test_seeded_draw_per_item(abspyramid_dir: Path) -> None:
+    """One seed: the same samples; another seed: other demonstrations; never the item."""
+
+    def inputs(seed: int) -> list[list[str]]:
+        task = TASKS["abspyramid_det_all_icl"](data_dir=str(abspyramid_dir), seed=seed)
+        return [[message.text for message in sample.input] for sample in task.dataset]
+
+    assert inputs(0) == inputs(0) != inputs(2)
+    for sample in TASKS["abspyramid_det_all_icl"](data_dir=str(abspyramid_dir)).dataset:
+        demos, item = sample.metadata["demos"], sample.metadata
+        assert len(demos) == 10 and {d["type"] for d in demos} == {item["type"]}
+        assert item["item_id"] not in {d["item_id"] for d in demos}
+        assert item["question"] not in {d["question"] for d in demos}
+
+
+def test_cot_with_ten_demonstrations_runs_and_reads_the_last_answer(
+    abspyramid_dir: Path, tmp_path: Path
+) -> None:
+    name = "abspyramid_det_verb_icl_cot"
+    task = TASKS[name](data_dir=str(abspyramid_dir))
+    sample = task.dataset[0]
+    assert sample.input[0].text.startswith("Identify the hypernym of a specific verb. Hypernyms")
+    assert [message.text for message in sample.input[2:21:2]] == [
+        d["answer"] for d in sample.metadata["demos"]
+    ]
+    assert sample.input[-1].text == sample.metadata["query"]
+    assert sample.input[-1].text.startswith(sample.metadata["question"] + " Step 1: ")
+    assert task.config.max_tokens == 512
+    replies = [
+        "Step 1: no doubt both mean moving.\nStep 2: Yes",
+        "Step 1: yes, they differ.\nStep 2: No",
+        "Step 1: they differ.",
+    ]
+    got = values(run(name, [output(r) for r in replies], abspyramid_dir, tmp_path))
+    docs = build_docs(spec_by_name(name), "test", abspyramid_dir)[:3]
+    parsed = [1, 0, None]  # the last line holding Yes/No, as _cot reads it
+    expected = m.detection_metrics(
+        [m.from_answer(doc["label"], answer) for doc, answer in zip(docs, parsed, strict=True)]
+    )
+    del expected[m.AUC]  # generated answers have no probability
+    assert got == pytest.approx(expected)
+    assert got[m.UNPARSABLE] == 1
+
+
+def test_cli_cot_with_ten_demonstrations_takes_the_seed(
+    abspyramid_dir: Path, tmp_path: Path
+) -> None:
+    command = ["inspect", "eval", "conceptcomb/abspyramid_det_noun_icl_cot",
+               "--model", "mockllm/model", "-T", f"data_dir={abspyramid_dir}", "-T", "seed=3",
+               "--limit", "2", "--log-dir", str(tmp_path), "--display", "plain",
+               "--log-format", "json"]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    log = json.loads(next(tmp_path.glob("*.json")).read_text())
+    assert log["status"] == "success" and log["eval"]["task_args"]["seed"] == 3
+    spec = spec_by_name("abspyramid_det_noun_icl_cot")
+    shown = [sample["metadata"]["demos"] for sample in log["samples"]]
+    assert shown == [doc["demos"] for doc in build_docs(spec, "test", abspyramid_dir, 3)[:2]]
+    assert shown != [doc["demos"] for doc in build_docs(spec, "test", abspyramid_dir, 0)[:2]]
+
+
+def test_a_bad_seed_stops_the_task_with_one_line(abspyramid_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"^seed='x': .*non-negative integer") as caught:
+        inspect_eval(
+            "conceptcomb/abspyramid_det_noun_icl_cot",
+            task_args={"data_dir": str(abspyramid_dir), "seed": "x"},
+            model="mockllm/model",
+            limit=1,
+            display="none",
+            log_dir=str(tmp_path),
+        )
+    assert "\n" not in str(caught.value)
 
 
 @pytest.mark.slow

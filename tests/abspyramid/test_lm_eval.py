@@ -12,9 +12,10 @@ from lm_eval.tasks import TaskManager
 from conceptcomb.abspyramid import metrics as m
 from conceptcomb.abspyramid.lm_eval_hooks import load_dataset
 from conceptcomb.abspyramid.lm_eval_yaml import stale_files
-from conceptcomb.abspyramid.tasks import GROUP_NAME, all_specs, default_specs
+from conceptcomb.abspyramid.scoring import build_docs
+from conceptcomb.abspyramid.tasks import GROUP_NAME, all_specs, default_specs, spec_by_name
 from conceptcomb.cli import lm_eval_has_our_tasks, tasks_path
-from conceptcomb.common.errors import DataUnavailableError
+from conceptcomb.common.errors import ConfigError, DataUnavailableError
 
 pytestmark = pytest.mark.shared_data
 
@@ -48,18 +49,21 @@ def test_loglikelihood_task_scores_no_and_yes_after_the_prompt(manager: TaskMana
     assert task.doc_to_target(docs[0]) == docs[0]["label"] == 0
 
 
-def test_in_context_prompt_shows_ten_train_demonstrations(manager: TaskManager) -> None:
+def test_in_context_prompt_shows_ten_train_demonstrations(
+    manager: TaskManager, abspyramid_dir: Path
+) -> None:
     task = manager.load(["abspyramid_det_verb_icl"])["tasks"]["abspyramid_det_verb_icl"]
     doc = next(iter(task.test_docs()))
     text = task.fewshot_context(doc, 10)
     assert text.startswith('Identify the hypernym of a specific verb and provide a "Yes"')
     blocks = text.split("\n\n")
     assert len(blocks) == 12  # instruction, 10 demonstrations, the question
-    assert blocks[1] == (
-        'In the sentence "PersonX <sprinted> to the station," does the meaning of "run" '
-        'encompass "sprinted?" Yes'
-    )
-    assert blocks[-1] == doc["question"]
+    # The item's own draw (seed 0 by default), the one Inspect shows: verb train records.
+    core = build_docs(spec_by_name("abspyramid_det_verb_icl"), "test", abspyramid_dir)[0]
+    assert doc["demos"] == core["demos"]
+    assert blocks[1:11] == [f"{d['question']} {d['answer']}" for d in core["demos"]]
+    assert all(d["item_id"].startswith("verb:train:") for d in doc["demos"])
+    assert blocks[-1] == doc["question"] == doc["query"]
     # With a chat template: system instruction, then user/assistant turns.
     chat = task.fewshot_context(
         doc, 10, apply_chat_template=True, fewshot_as_multiturn=True,
@@ -79,6 +83,43 @@ def test_all_relations_show_demonstrations_of_the_items_own_type(manager: TaskMa
     text = task.fewshot_context(event_doc, 10)
     assert text.startswith("Identify abstract descriptions of specific sentences")
     assert text.count("as an abstract description of the sentence") == 11
+
+
+def test_cot_with_ten_demonstrations(manager: TaskManager) -> None:
+    """Table 4's CoT + 10-shot: the CoT instruction, the 10 demonstrations answered Yes/No,
+    then the item's question with the CoT steps; read and budgeted as CoT."""
+    name = "abspyramid_det_noun_icl_cot"
+    task = manager.load([name, "abspyramid_det_noun_icl", "abspyramid_det_noun_cot"])["tasks"]
+    doc = next(iter(task[name].test_docs()))
+    icl = next(iter(task["abspyramid_det_noun_icl"].test_docs()))
+    cot = next(iter(task["abspyramid_det_noun_cot"].test_docs()))
+    assert doc["demos"] == icl["demos"]  # the same draw as _icl
+    blocks = task[name].fewshot_context(doc, 10).split("\n\n")
+    assert len(blocks) == 12
+    instruction = (
+        "Identify the hypernym of a specific noun. Hypernyms are words with a broad meaning, "
+        "which more specific words fall under."
+    )
+    steps = "Step 1: Let's think about the meanings of those words. Step 2: Provide a "
+    assert blocks[0] == doc["instruction"] == instruction
+    assert blocks[1:11] == [f"{d['question']} {d['answer']}" for d in doc["demos"]]
+    assert blocks[-1] == doc["query"] == f'{doc["question"]} {steps}"Yes" or "No" response.'
+    # Without the demonstrations: the zero-shot CoT prompt, word for word.
+    assert f"{blocks[0]} {blocks[-1]}" == cot["prompt"]
+    assert task[name].config.generation_kwargs["max_gen_toks"] == 512
+
+
+def test_seed_comes_from_the_metadata(abspyramid_dir: Path) -> None:
+    """lm-eval passes --metadata to the dataset hook: the seed changes the draw, one line
+    when it is not a number."""
+
+    def demos(seed: object) -> list:
+        docs = load_dataset("abspyramid_det_event_icl", data_dir=str(abspyramid_dir), seed=seed)
+        return [doc["demos"] for doc in docs["test"]]
+
+    assert demos(None) == demos(0) != demos(5)
+    with pytest.raises(ConfigError, match=r"^seed='five': .*non-negative integer[^\n]*$"):
+        load_dataset("abspyramid_det_event_icl", data_dir=str(abspyramid_dir), seed="five")
 
 
 def test_offline_without_a_folder_fails_when_the_dataset_is_built(monkeypatch, fresh_cache) -> None:

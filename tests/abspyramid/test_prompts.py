@@ -5,10 +5,18 @@ from __future__ import annotations
 import pytest
 
 from conceptcomb.abspyramid.data import DetectionItem, GenerationItem
-from conceptcomb.abspyramid.prompts import detection_prompt, generation_prompt
+from conceptcomb.abspyramid.prompts import (
+    detection_instruction,
+    detection_prompt,
+    detection_query,
+    detection_question,
+    generation_prompt,
+)
 from conceptcomb.abspyramid.tasks import (
     COT,
     DETECTION,
+    ICL,
+    ICL_COT,
     LOGLIKELIHOOD,
     NLI_PROMPT,
     ZERO_SHOT,
@@ -70,6 +78,25 @@ def test_chain_of_thought_prompts() -> None:
         "Step 1: Let's think about the meanings of the sentence and the abstract description. "
         'Step 2: Provide a "Yes" or "No" response.'
     )
+
+
+def test_in_context_queries() -> None:
+    """10-shot: the zero-shot instruction, the bare question after the demonstrations; CoT +
+    10-shot: Table 12b's instruction, the question with the steps (together: the CoT prompt)."""
+    icl, icl_cot = AbsTaskSpec(DETECTION, "event", ICL), AbsTaskSpec(DETECTION, "event", ICL_COT)
+    question = detection_question(icl, EVENT)
+    assert detection_query(icl, EVENT) == question
+    assert detection_instruction(icl, "event").endswith('provide a "Yes" or "No" response.')
+    assert detection_instruction(icl_cot, "event") == (
+        "Identify abstract descriptions of specific sentences."
+    )
+    assert detection_query(icl_cot, EVENT) == f"{question} Step 1: Let's think about the " + (
+        'meanings of the sentence and the abstract description. Step 2: Provide a "Yes" or '
+        '"No" response.'
+    )
+    cot = AbsTaskSpec(DETECTION, "event", COT)
+    assert detection_prompt(icl_cot, EVENT) == detection_prompt(cot, EVENT)
+    assert icl_cot.max_tokens == cot.max_tokens == 512 and icl.max_tokens == 32
 
 
 def test_nli_format_prompts() -> None:

@@ -5,11 +5,15 @@ The files are JSON Lines (despite the ``.json`` name), one folder per relation:
 Detection records hold ``event`` (the instance in ``<...>``; for events the whole sentence),
 ``concept``, ``label`` (1 = valid abstraction) and ``type``; generation records hold the
 same ``event`` and ``type`` with every gold concept in ``concept``, joined by ``[SEP]``.
+
+Every item's id is ``<relation>:<split>:<n>``, n counting the file's non-blank records from
+0: stable for the pinned files, and what seeds the draw of its in-context demonstrations.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +26,7 @@ from conceptcomb.abspyramid.tasks import (
     TYPES,
     AbsTaskSpec,
 )
+from conceptcomb.common.demonstrations import RANDOM, OrderedDemonstrations
 from conceptcomb.common.errors import ConfigError, DataFormatError
 from conceptcomb.common.hubfiles import HubDataset, resolve_hub_files
 from conceptcomb.common.jsonl import LINE, read_jsonl
@@ -198,23 +203,59 @@ def load_items(
     return read_generation(path, spec.relation, prefix)
 
 
-def load_demonstrations(
-    relation: str, data_dir: str | os.PathLike[str] | None = None
-) -> dict[str, list[DetectionItem]]:
-    """The 10 in-context demonstrations per type: the first records of the train split.
+def check_seed(seed: object) -> int:
+    """The ``seed`` option (which demonstrations each item is shown): 0 when not given."""
+    if seed is None or seed == "":
+        return 0
+    if isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0:
+        return seed
+    if isinstance(seed, str) and re.fullmatch(r"[0-9]+", seed.strip()):
+        return int(seed)
+    raise ConfigError(
+        f"seed={seed!r}: the AbsPyramid option seed (the draw of the in-context "
+        "demonstrations) must be a non-negative integer, e.g. seed=0."
+    )
 
-    For ``all`` (the merged files), each type's first 10 records of the merged train split,
-    so that every item is shown demonstrations of its own relation and instruction.
+
+DemonstrationPools = dict[str, OrderedDemonstrations[DetectionItem]]
+
+
+def load_demonstrations(
+    relation: str, seed: object = 0, data_dir: str | os.PathLike[str] | None = None
+) -> DemonstrationPools:
+    """Per type, the train records of that type, ready to draw an item's 10 demonstrations.
+
+    For ``all`` (the merged files), one pool per type of the merged train split, so that
+    every item is shown demonstrations of its own relation and instruction. The draw is
+    `conceptcomb.common.demonstrations`' (``order=random``, no difficulty): seeded by
+    (seed, item id), never the item itself, in a shuffled order.
     """
+    seed = check_seed(seed)
     name = file_name(DETECTION, relation, "train")
     path = resolve_hub_files(ABSPYRAMID_DATASET, [name], data_dir)[name]
     train = read_detection(path, relation, f"{relation}:train")
     wanted = TYPES if relation == "all" else (relation,)
-    demos = {kind: [item for item in train if item.type == kind][:ICL_SHOTS] for kind in wanted}
-    short = [kind for kind, items in demos.items() if len(items) < ICL_SHOTS]
+    by_type = {kind: [item for item in train if item.type == kind] for kind in wanted}
+    short = [kind for kind, items in by_type.items() if len(items) < ICL_SHOTS]
     if short:
         raise DataFormatError(
             f"{path}: the 10-shot tasks need {ICL_SHOTS} train records of type "
             f"{', '.join(short)}; the file has fewer."
         )
-    return demos
+    return {
+        kind: OrderedDemonstrations(
+            items, k=ICL_SHOTS, order=RANDOM, difficulty=None, seed=seed, id_of=_item_id
+        )
+        for kind, items in by_type.items()
+    }
+
+
+def _item_id(item: DetectionItem) -> str:
+    return item.item_id
+
+
+def choose_demonstrations(pools: DemonstrationPools, item: DetectionItem) -> list[DetectionItem]:
+    """The item's 10 demonstrations, in the order shown: train records of its own type."""
+    chosen = pools[item.type].choose(item.item_id)
+    assert chosen is not None  # only a custom Selection can decline a target
+    return chosen

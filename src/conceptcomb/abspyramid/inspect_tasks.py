@@ -1,6 +1,8 @@
 """Inspect adapter for AbsPyramid: ``inspect eval conceptcomb/abspyramid_det_noun`` and friends.
 
-Every task takes ``-T data_dir=...`` (a folder with the hub files) and ``-T split=valid``.
+Every task takes ``-T data_dir=...`` (a folder with the hub files), ``-T split=valid`` and
+``-T seed=N`` (the draw of the in-context demonstrations of ``_icl`` and ``_icl_cot``,
+default 0; the same seed shows an item the same demonstrations as lm-eval's ``--metadata``).
 
 The log-likelihood detection tasks need the probability of "Yes" against "No". Inspect has
 no log-likelihood call that most providers serve, so they ask for one token with
@@ -32,7 +34,6 @@ from conceptcomb.abspyramid.scoring import (
 )
 from conceptcomb.abspyramid.tasks import (
     DETECTION,
-    ICL,
     TASK_VERSION,
     AbsTaskSpec,
     all_specs,
@@ -122,12 +123,12 @@ def generation_scorer(spec: AbsTaskSpec) -> Scorer:
 
 
 def sample_input(spec: AbsTaskSpec, doc: dict[str, Any]) -> list[ChatMessage]:
-    """The messages of one sample: the whole prompt, or instruction + demonstrations + question."""
-    if spec.kind == DETECTION and spec.method == ICL:
+    """The messages of one sample: the whole prompt, or instruction + demonstrations + query."""
+    if spec.kind == DETECTION and spec.in_context:
         turns = [("system", doc["instruction"])]
         for demo in doc["demos"]:
             turns += [("user", demo["question"]), ("assistant", demo["answer"])]
-        return chat([*turns, ("user", doc["question"])])
+        return chat([*turns, ("user", doc["query"])])
     return chat([("user", doc["prompt"])])
 
 
@@ -140,12 +141,14 @@ def generate_config(spec: AbsTaskSpec) -> GenerateConfig:
     return GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens)
 
 
-def abspyramid_task(name: str, data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_task(
+    name: str, data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
     """An AbsPyramid task by name, on the items of ``split``."""
     spec = spec_by_name(name)
     samples = [
         Sample(id=doc["item_id"], input=sample_input(spec, doc), target=doc["answer"], metadata=doc)
-        for doc in build_docs(spec, split, data_dir)
+        for doc in build_docs(spec, split, data_dir, seed)
     ]
     return build_task(
         spec.name,
@@ -161,171 +164,231 @@ def abspyramid_task(name: str, data_dir: str | None = None, split: str = "test")
 
 
 @task
-def abspyramid_det_noun(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_noun(data_dir: str | None = None, split: str = "test", seed: int = 0) -> Task:
     """AbsPyramid abstraction detection (noun, abstraction prompt, ll)."""
-    return abspyramid_task("abspyramid_det_noun", data_dir, split)
+    return abspyramid_task("abspyramid_det_noun", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_noun_zs(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_noun_zs(data_dir: str | None = None, split: str = "test", seed: int = 0) -> Task:
     """AbsPyramid abstraction detection (noun, abstraction prompt, zs)."""
-    return abspyramid_task("abspyramid_det_noun_zs", data_dir, split)
+    return abspyramid_task("abspyramid_det_noun_zs", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_noun_cot(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_noun_cot(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
     """AbsPyramid abstraction detection (noun, abstraction prompt, cot)."""
-    return abspyramid_task("abspyramid_det_noun_cot", data_dir, split)
+    return abspyramid_task("abspyramid_det_noun_cot", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_noun_icl(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_noun_icl(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
     """AbsPyramid abstraction detection (noun, abstraction prompt, icl)."""
-    return abspyramid_task("abspyramid_det_noun_icl", data_dir, split)
+    return abspyramid_task("abspyramid_det_noun_icl", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_noun_nli(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_noun_icl_cot(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
+    """AbsPyramid abstraction detection (noun, abstraction prompt, icl_cot)."""
+    return abspyramid_task("abspyramid_det_noun_icl_cot", data_dir, split, seed)
+
+
+@task
+def abspyramid_det_noun_nli(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
     """AbsPyramid abstraction detection (noun, NLI-format prompt, zs)."""
-    return abspyramid_task("abspyramid_det_noun_nli", data_dir, split)
+    return abspyramid_task("abspyramid_det_noun_nli", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_noun_nli_cot(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_noun_nli_cot(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
     """AbsPyramid abstraction detection (noun, NLI-format prompt, cot)."""
-    return abspyramid_task("abspyramid_det_noun_nli_cot", data_dir, split)
+    return abspyramid_task("abspyramid_det_noun_nli_cot", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_verb(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_verb(data_dir: str | None = None, split: str = "test", seed: int = 0) -> Task:
     """AbsPyramid abstraction detection (verb, abstraction prompt, ll)."""
-    return abspyramid_task("abspyramid_det_verb", data_dir, split)
+    return abspyramid_task("abspyramid_det_verb", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_verb_zs(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_verb_zs(data_dir: str | None = None, split: str = "test", seed: int = 0) -> Task:
     """AbsPyramid abstraction detection (verb, abstraction prompt, zs)."""
-    return abspyramid_task("abspyramid_det_verb_zs", data_dir, split)
+    return abspyramid_task("abspyramid_det_verb_zs", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_verb_cot(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_verb_cot(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
     """AbsPyramid abstraction detection (verb, abstraction prompt, cot)."""
-    return abspyramid_task("abspyramid_det_verb_cot", data_dir, split)
+    return abspyramid_task("abspyramid_det_verb_cot", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_verb_icl(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_verb_icl(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
     """AbsPyramid abstraction detection (verb, abstraction prompt, icl)."""
-    return abspyramid_task("abspyramid_det_verb_icl", data_dir, split)
+    return abspyramid_task("abspyramid_det_verb_icl", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_verb_nli(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_verb_icl_cot(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
+    """AbsPyramid abstraction detection (verb, abstraction prompt, icl_cot)."""
+    return abspyramid_task("abspyramid_det_verb_icl_cot", data_dir, split, seed)
+
+
+@task
+def abspyramid_det_verb_nli(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
     """AbsPyramid abstraction detection (verb, NLI-format prompt, zs)."""
-    return abspyramid_task("abspyramid_det_verb_nli", data_dir, split)
+    return abspyramid_task("abspyramid_det_verb_nli", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_verb_nli_cot(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_verb_nli_cot(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
     """AbsPyramid abstraction detection (verb, NLI-format prompt, cot)."""
-    return abspyramid_task("abspyramid_det_verb_nli_cot", data_dir, split)
+    return abspyramid_task("abspyramid_det_verb_nli_cot", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_event(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_event(data_dir: str | None = None, split: str = "test", seed: int = 0) -> Task:
     """AbsPyramid abstraction detection (event, abstraction prompt, ll)."""
-    return abspyramid_task("abspyramid_det_event", data_dir, split)
+    return abspyramid_task("abspyramid_det_event", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_event_zs(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_event_zs(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
     """AbsPyramid abstraction detection (event, abstraction prompt, zs)."""
-    return abspyramid_task("abspyramid_det_event_zs", data_dir, split)
+    return abspyramid_task("abspyramid_det_event_zs", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_event_cot(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_event_cot(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
     """AbsPyramid abstraction detection (event, abstraction prompt, cot)."""
-    return abspyramid_task("abspyramid_det_event_cot", data_dir, split)
+    return abspyramid_task("abspyramid_det_event_cot", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_event_icl(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_event_icl(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
     """AbsPyramid abstraction detection (event, abstraction prompt, icl)."""
-    return abspyramid_task("abspyramid_det_event_icl", data_dir, split)
+    return abspyramid_task("abspyramid_det_event_icl", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_event_nli(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_event_icl_cot(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
+    """AbsPyramid abstraction detection (event, abstraction prompt, icl_cot)."""
+    return abspyramid_task("abspyramid_det_event_icl_cot", data_dir, split, seed)
+
+
+@task
+def abspyramid_det_event_nli(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
     """AbsPyramid abstraction detection (event, NLI-format prompt, zs)."""
-    return abspyramid_task("abspyramid_det_event_nli", data_dir, split)
+    return abspyramid_task("abspyramid_det_event_nli", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_event_nli_cot(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_event_nli_cot(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
     """AbsPyramid abstraction detection (event, NLI-format prompt, cot)."""
-    return abspyramid_task("abspyramid_det_event_nli_cot", data_dir, split)
+    return abspyramid_task("abspyramid_det_event_nli_cot", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_all(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_all(data_dir: str | None = None, split: str = "test", seed: int = 0) -> Task:
     """AbsPyramid abstraction detection (all, abstraction prompt, ll)."""
-    return abspyramid_task("abspyramid_det_all", data_dir, split)
+    return abspyramid_task("abspyramid_det_all", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_all_zs(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_all_zs(data_dir: str | None = None, split: str = "test", seed: int = 0) -> Task:
     """AbsPyramid abstraction detection (all, abstraction prompt, zs)."""
-    return abspyramid_task("abspyramid_det_all_zs", data_dir, split)
+    return abspyramid_task("abspyramid_det_all_zs", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_all_cot(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_all_cot(data_dir: str | None = None, split: str = "test", seed: int = 0) -> Task:
     """AbsPyramid abstraction detection (all, abstraction prompt, cot)."""
-    return abspyramid_task("abspyramid_det_all_cot", data_dir, split)
+    return abspyramid_task("abspyramid_det_all_cot", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_all_icl(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_all_icl(data_dir: str | None = None, split: str = "test", seed: int = 0) -> Task:
     """AbsPyramid abstraction detection (all, abstraction prompt, icl)."""
-    return abspyramid_task("abspyramid_det_all_icl", data_dir, split)
+    return abspyramid_task("abspyramid_det_all_icl", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_all_nli(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_all_icl_cot(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
+    """AbsPyramid abstraction detection (all, abstraction prompt, icl_cot)."""
+    return abspyramid_task("abspyramid_det_all_icl_cot", data_dir, split, seed)
+
+
+@task
+def abspyramid_det_all_nli(data_dir: str | None = None, split: str = "test", seed: int = 0) -> Task:
     """AbsPyramid abstraction detection (all, NLI-format prompt, zs)."""
-    return abspyramid_task("abspyramid_det_all_nli", data_dir, split)
+    return abspyramid_task("abspyramid_det_all_nli", data_dir, split, seed)
 
 
 @task
-def abspyramid_det_all_nli_cot(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_det_all_nli_cot(
+    data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
     """AbsPyramid abstraction detection (all, NLI-format prompt, cot)."""
-    return abspyramid_task("abspyramid_det_all_nli_cot", data_dir, split)
+    return abspyramid_task("abspyramid_det_all_nli_cot", data_dir, split, seed)
 
 
 @task
-def abspyramid_gen_noun(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_gen_noun(data_dir: str | None = None, split: str = "test", seed: int = 0) -> Task:
     """AbsPyramid abstraction generation (noun)."""
-    return abspyramid_task("abspyramid_gen_noun", data_dir, split)
+    return abspyramid_task("abspyramid_gen_noun", data_dir, split, seed)
 
 
 @task
-def abspyramid_gen_verb(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_gen_verb(data_dir: str | None = None, split: str = "test", seed: int = 0) -> Task:
     """AbsPyramid abstraction generation (verb)."""
-    return abspyramid_task("abspyramid_gen_verb", data_dir, split)
+    return abspyramid_task("abspyramid_gen_verb", data_dir, split, seed)
 
 
 @task
-def abspyramid_gen_event(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_gen_event(data_dir: str | None = None, split: str = "test", seed: int = 0) -> Task:
     """AbsPyramid abstraction generation (event)."""
-    return abspyramid_task("abspyramid_gen_event", data_dir, split)
+    return abspyramid_task("abspyramid_gen_event", data_dir, split, seed)
 
 
 @task
-def abspyramid_gen_all(data_dir: str | None = None, split: str = "test") -> Task:
+def abspyramid_gen_all(data_dir: str | None = None, split: str = "test", seed: int = 0) -> Task:
     """AbsPyramid abstraction generation (all)."""
-    return abspyramid_task("abspyramid_gen_all", data_dir, split)
+    return abspyramid_task("abspyramid_gen_all", data_dir, split, seed)
 
 
 # Every task by name, from the functions above (a task missing its function fails here).

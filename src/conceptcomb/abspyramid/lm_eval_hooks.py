@@ -1,8 +1,9 @@
 """lm-eval adapter for AbsPyramid: the functions the YAML in ``task_yaml/`` points at.
 
 * `load_dataset` builds the docs with their rendered prompts (``custom_dataset``; options
-  ``data_dir`` and ``split`` come from ``--metadata``),
-* `DemoSampler` hands lm-eval each doc's own in-context demonstrations (``_icl`` tasks),
+  ``data_dir``, ``split`` and ``seed`` come from ``--metadata``),
+* `DemoSampler` hands lm-eval each doc's own in-context demonstrations (``_icl`` and
+  ``_icl_cot`` tasks),
 * `process_results` scores one doc; macro-F1, ROC-AUC and BLEU are corpus-level, so each
   doc passes its (label, prediction) or (prediction, references) to the aggregations below.
 """
@@ -29,15 +30,17 @@ from conceptcomb.common.errors import ConfigError
 def load_dataset(abspyramid_task: str, **metadata: Any) -> datasets.DatasetDict:
     """``custom_dataset``: lm-eval passes --metadata and --model_args as keywords."""
     spec = spec_by_name(abspyramid_task)
-    docs = build_docs(spec, str(metadata.get("split") or "test"), metadata.get("data_dir"))
+    split = str(metadata.get("split") or "test")
+    docs = build_docs(spec, split, metadata.get("data_dir"), metadata.get("seed"))
     return datasets.DatasetDict({"test": datasets.Dataset.from_list(docs)})
 
 
 class DemoSampler(ContextSampler):
-    """The demonstrations stored in the evaluated doc (the first train records, in order).
+    """The demonstrations stored in the evaluated doc (drawn per item by `build_docs`, seeded
+    by the ``seed`` option and the item's id; lm-eval's own few-shot seed plays no part).
 
     lm-eval hands a sampler the evaluated doc only when the few-shot split is the test
-    split, which the ``_icl`` YAML declares; the pool lm-eval builds from it is not used.
+    split, which the in-context YAML declares; the pool lm-eval builds from it is not used.
     """
 
     def sample(self, n: int, eval_doc: dict[str, Any] | None = None, **kwargs: Any) -> list:

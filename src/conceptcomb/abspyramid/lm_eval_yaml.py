@@ -1,5 +1,6 @@
 """AbsPyramid's lm-eval YAML: log-likelihood, detection and generation templates, CoT and
-10-shot ICL extending detection, a leaf per task, the ``abspyramid`` group."""
+10-shot ICL extending detection, CoT + 10-shot extending ICL, a leaf per task, the
+``abspyramid`` group."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from conceptcomb.abspyramid.tasks import (
     DETECTION,
     GROUP_NAME,
     ICL,
+    ICL_COT,
     ICL_SHOTS,
     TASK_VERSION,
     ZERO_SHOT,
@@ -43,15 +45,16 @@ BASE_TEMPLATE = Template(
     ),
 )
 # 10-shot: the instruction as description (system message with --apply_chat_template), then
-# each doc's own demonstrations as question / answer turns.
+# each doc's own demonstrations as question / answer turns, then the doc's query (its
+# question; for CoT + 10-shot followed by the CoT steps).
 ICL_KEYS = {
     "description": "{{instruction}}\n\n",
-    "doc_to_text": "question",
+    "doc_to_text": "query",
     "target_delimiter": " ",
     "fewshot_delimiter": "\n\n",
     "fewshot_split": "test",
     "num_fewshot": ICL_SHOTS,
-    "fewshot_config": {"sampler": Function(f"{HOOKS}.DemoSampler")},
+    "fewshot_config": {"sampler": Function(f"{HOOKS}.DemoSampler"), "doc_to_text": "question"},
 }
 COMMENTS = {
     "doc_to_choice": "Log-likelihood of the answers after the zero-shot prompt "
@@ -60,20 +63,25 @@ COMMENTS = {
     "detection the first Yes/No\n(the last one after reasoning), both read from the whole reply.",
     "description": "lm-eval renders a description with no separator after it: add the few-shot "
     "delimiter.",
+    "fewshot_config": "Each doc carries its own 10 demonstrations (drawn per item, --metadata "
+    "seed); they show\nthe bare question and answer, the doc its query.",
 }
 
 
 def _kind(spec: AbsTaskSpec) -> str:
     if not spec.generative:
         return "_abspyramid_ll_yaml"
-    if spec.method in (COT, ICL):
+    if spec.method in (COT, ICL, ICL_COT):
         return f"_abspyramid_{spec.method}_yaml"
     # Zero-shot detection (both prompts) or generation, rendered whole by prompts.py.
     return "_abspyramid_det_yaml" if spec.kind == DETECTION else "_abspyramid_gen_yaml"
 
 
 def _parent(spec: AbsTaskSpec) -> str:
-    """CoT and ICL detection extend zero-shot detection (its metrics, ICL its budget)."""
+    """CoT and ICL detection extend zero-shot detection (its metrics, ICL its budget); CoT +
+    10-shot extends ICL (its layout) with the CoT budget."""
+    if spec.method == ICL_COT:
+        return _kind(AbsTaskSpec(spec.kind, spec.relation, ICL))
     if spec.generative and spec.method in (COT, ICL):
         return _kind(AbsTaskSpec(spec.kind, spec.relation, ZERO_SHOT))
     return BASE
@@ -86,7 +94,7 @@ def _corpus(info: MetricInfo) -> str:
 def _template(spec: AbsTaskSpec) -> Template:
     if spec.generative:
         keys: dict = {"output_type": "generate_until", "num_fewshot": 0, "doc_to_text": "prompt"}
-        keys |= ICL_KEYS if spec.method == ICL else {}
+        keys |= ICL_KEYS if spec.in_context else {}
         keys["generation_kwargs"] = {
             "until": [],
             "max_gen_toks": spec.max_tokens,

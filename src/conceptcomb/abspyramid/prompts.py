@@ -15,8 +15,12 @@ entails the hypothesis (the tail event: the instance replaced by the concept), b
 authors' NLI code builds them.
 
 In-context learning shows the instruction once (system message / lm-eval description)
-followed by 10 question/answer turns with answers "Yes" or "No"; the paper prints no ICL
-format, this is the layout of the authors' ICL script (AbsInstruct ``eval_icl_abs_disc``).
+followed by 10 question/answer turns with answers "Yes" or "No", then the item's query; the
+paper prints no ICL format, this is the layout of the authors' ICL script (AbsInstruct
+``eval_icl_abs_disc``). CoT + 10-shot (Table 4) keeps that layout with Table 12b's text: the
+CoT instruction once, the 10 demonstrations answered "Yes" or "No" (the paper prints no
+rationales for them), then the item's question followed by the two steps; without the
+demonstrations it reads exactly as the zero-shot CoT prompt.
 
 Generation (``generator_main.py``): noun and verb items ``In the sentence "{event}," {instance}
 is an instance of`` with the markers removed; events ``The sentence "{instance}" is an
@@ -26,7 +30,7 @@ instance of``. The model continues the sentence (a base-model completion prompt)
 from __future__ import annotations
 
 from conceptcomb.abspyramid.data import DetectionItem, GenerationItem
-from conceptcomb.abspyramid.tasks import COT, NLI_PROMPT, AbsTaskSpec
+from conceptcomb.abspyramid.tasks import NLI_PROMPT, AbsTaskSpec
 
 ANSWERS = ("No", "Yes")  # index = label
 
@@ -70,8 +74,8 @@ _NLI_COT_STEPS = (
 def detection_instruction(spec: AbsTaskSpec, item_type: str) -> str:
     """The task instruction for an item of this type (relation)."""
     if spec.prompt == NLI_PROMPT:
-        return _NLI_COT_INSTRUCTION if spec.method == COT else _NLI_INSTRUCTION
-    table = _ABS_COT_INSTRUCTIONS if spec.method == COT else _ABS_INSTRUCTIONS
+        return _NLI_COT_INSTRUCTION if spec.reasoning else _NLI_INSTRUCTION
+    table = _ABS_COT_INSTRUCTIONS if spec.reasoning else _ABS_INSTRUCTIONS
     return table[item_type]
 
 
@@ -85,13 +89,19 @@ def detection_question(spec: AbsTaskSpec, item: DetectionItem) -> str:
     return f'In the sentence "{item.event}," does the meaning of "{item.concept}" encompass "{item.instance}?"'  # noqa: E501
 
 
+def detection_query(spec: AbsTaskSpec, item: DetectionItem) -> str:
+    """What the item asks after the instruction: the question, then the CoT steps if any
+    (in-context tasks show it after the demonstrations, which show the bare question)."""
+    question = detection_question(spec, item)
+    if not spec.reasoning:
+        return question
+    steps = _NLI_COT_STEPS if spec.prompt == NLI_PROMPT else _ABS_COT_STEPS[item.type]
+    return f"{question} {steps}"
+
+
 def detection_prompt(spec: AbsTaskSpec, item: DetectionItem) -> str:
     """The whole single-message prompt (zero-shot, CoT, log-likelihood variants)."""
-    text = f"{detection_instruction(spec, item.type)} {detection_question(spec, item)}"
-    if spec.method == COT:
-        steps = _NLI_COT_STEPS if spec.prompt == NLI_PROMPT else _ABS_COT_STEPS[item.type]
-        text = f"{text} {steps}"
-    return text
+    return f"{detection_instruction(spec, item.type)} {detection_query(spec, item)}"
 
 
 def answer_of(item: DetectionItem) -> str:

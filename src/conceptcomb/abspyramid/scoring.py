@@ -1,10 +1,11 @@
 """Framework-agnostic AbsPyramid items and scoring, shared by the lm-eval and Inspect adapters.
 
 `build_docs` renders every item of a task into a flat record (prompt, answer, demonstrations)
-that lm-eval uses as its doc and Inspect keeps as sample metadata; `score_detection_reply`,
-`score_loglikelihoods` and `score_generation_reply` turn a model's output into per-item
-results, and `metrics` aggregates them, so the two frameworks give the same numbers for
-the same outputs.
+that lm-eval uses as its doc and Inspect keeps as sample metadata (the in-context
+demonstrations are drawn here, once per item, so both frameworks show the same ones);
+`score_detection_reply`, `score_loglikelihoods` and `score_generation_reply` turn a model's
+output into per-item results, and `metrics` aggregates them, so the two frameworks give the
+same numbers for the same outputs.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from typing import Any
 
 from conceptcomb.abspyramid.answers import first_line, parse_yes_no
 from conceptcomb.abspyramid.data import (
+    DemonstrationPools,
     DetectionItem,
     GenerationItem,
+    check_seed,
+    choose_demonstrations,
     load_demonstrations,
     load_items,
 )
@@ -32,15 +36,18 @@ from conceptcomb.abspyramid.prompts import (
     answer_of,
     detection_instruction,
     detection_prompt,
+    detection_query,
     detection_question,
     generation_prompt,
 )
-from conceptcomb.abspyramid.tasks import COT, DETECTION, ICL, AbsTaskSpec
+from conceptcomb.abspyramid.tasks import DETECTION, AbsTaskSpec
 
 
 def detection_doc(
-    spec: AbsTaskSpec, item: DetectionItem, demos: Mapping[str, list[DetectionItem]]
+    spec: AbsTaskSpec, item: DetectionItem, pools: DemonstrationPools | None = None
 ) -> dict[str, Any]:
+    """An item's record; in-context tasks add the instruction, the item's query (shown after
+    the demonstrations) and its 10 demonstrations (train records of its type, bare answers)."""
     doc: dict[str, Any] = {
         **item.as_doc(),
         "task": spec.name,
@@ -48,11 +55,18 @@ def detection_doc(
         "question": detection_question(spec, item),
         "answer": answer_of(item),
     }
-    if spec.method == ICL:
+    if spec.in_context:
+        assert pools is not None, "in-context tasks need the demonstration pools"
         doc["instruction"] = detection_instruction(spec, item.type)
+        doc["query"] = detection_query(spec, item)
         doc["demos"] = [
-            {"question": detection_question(spec, demo), "answer": answer_of(demo)}
-            for demo in demos[item.type]
+            {
+                "item_id": demo.item_id,
+                "type": demo.type,
+                "question": detection_question(spec, demo),
+                "answer": answer_of(demo),
+            }
+            for demo in choose_demonstrations(pools, item)
         ]
     return doc
 
@@ -68,18 +82,23 @@ def generation_doc(spec: AbsTaskSpec, item: GenerationItem) -> dict[str, Any]:
 
 
 def build_docs(
-    spec: AbsTaskSpec, split: str = "test", data_dir: str | os.PathLike[str] | None = None
+    spec: AbsTaskSpec,
+    split: str = "test",
+    data_dir: str | os.PathLike[str] | None = None,
+    seed: object = 0,
 ) -> list[dict[str, Any]]:
-    """One record per item of the task, with its rendered prompt(s)."""
+    """One record per item of the task, with its rendered prompt(s); ``seed`` draws the
+    in-context demonstrations (checked for every task, used by ``_icl`` and ``_icl_cot``)."""
+    seed = check_seed(seed)
     items = load_items(spec, split, data_dir)
     if spec.kind != DETECTION:
         return [generation_doc(spec, item) for item in items]  # type: ignore[arg-type]
-    demos = load_demonstrations(spec.relation, data_dir) if spec.method == ICL else {}
-    return [detection_doc(spec, item, demos) for item in items]  # type: ignore[arg-type]
+    pools = load_demonstrations(spec.relation, seed, data_dir) if spec.in_context else None
+    return [detection_doc(spec, item, pools) for item in items]  # type: ignore[arg-type]
 
 
 def score_detection_reply(spec: AbsTaskSpec, doc: Mapping[str, Any], reply: str) -> Detection:
-    return from_answer(int(doc["label"]), parse_yes_no(reply, reasoning_first=spec.method == COT))
+    return from_answer(int(doc["label"]), parse_yes_no(reply, reasoning_first=spec.reasoning))
 
 
 def score_loglikelihoods(doc: Mapping[str, Any], ll_no: float, ll_yes: float) -> Detection:

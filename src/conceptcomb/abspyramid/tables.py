@@ -21,6 +21,7 @@ ABSPYRAMID_VARIANTS = {
     "_zs": "zero-shot, generated answer",
     "_cot": "CoT",
     "_icl": "10-shot ICL",
+    "_icl_cot": "CoT + 10-shot",  # Table 4's "ChatGPT (CoT + 10-shot)"
     "_nli": "NLI prompt",
     "_nli_cot": "NLI prompt + CoT",
 }

@@ -4,8 +4,9 @@ Detection, ``abspyramid_det_<relation><variant>``:
 
 * no suffix: log-likelihood of " Yes" / " No" after the paper's zero-shot prompt (Table 12a);
   the only variant that yields ROC-AUC from a probability, like the fine-tuned rows of Table 4;
-* ``_zs``, ``_cot``, ``_icl``: generated answers with the paper's zero-shot, chain-of-thought
-  (Table 12b) and 10-shot in-context prompts, like the ChatGPT rows of Table 4;
+* ``_zs``, ``_cot``, ``_icl``, ``_icl_cot``: generated answers with the paper's zero-shot,
+  chain-of-thought (Table 12b), 10-shot in-context and CoT + 10-shot prompts, like the
+  ChatGPT rows of Table 4;
 * ``_nli``, ``_nli_cot``: the NLI-format prompt of Table 11 (zero-shot, CoT), Table 10.
 
 Generation, ``abspyramid_gen_<relation>``: the prompt of the authors' generator (Tables 7,
@@ -28,7 +29,7 @@ SPLITS = ("train", "valid", "test")
 
 DETECTION = "detection"
 GENERATION = "generation"
-LOGLIKELIHOOD, ZERO_SHOT, COT, ICL = "ll", "zs", "cot", "icl"
+LOGLIKELIHOOD, ZERO_SHOT, COT, ICL, ICL_COT = "ll", "zs", "cot", "icl", "icl_cot"
 ABS_PROMPT, NLI_PROMPT = "abs", "nli"
 # (method, prompt) -> task-name suffix; the NLI prompt is published for zero-shot and CoT only.
 DETECTION_VARIANTS = {
@@ -36,12 +37,15 @@ DETECTION_VARIANTS = {
     (ZERO_SHOT, ABS_PROMPT): "_zs",
     (COT, ABS_PROMPT): "_cot",
     (ICL, ABS_PROMPT): "_icl",
+    (ICL_COT, ABS_PROMPT): "_icl_cot",
     (ZERO_SHOT, NLI_PROMPT): "_nli",
     (COT, NLI_PROMPT): "_nli_cot",
 }
 ICL_SHOTS = 10
 GROUP_NAME = "abspyramid"
-TASK_VERSION = "1.0"
+# 1.1: the 10 demonstrations are drawn per item (seeded), no longer the first 10 train
+# records; the _icl_cot tasks are new.
+TASK_VERSION = "1.1"
 
 
 @dataclass(frozen=True)
@@ -63,11 +67,21 @@ class AbsTaskSpec:
         return not (self.kind == DETECTION and self.method == LOGLIKELIHOOD)
 
     @property
+    def in_context(self) -> bool:
+        """True for the 10-shot variants (``_icl``, ``_icl_cot``)."""
+        return self.method in (ICL, ICL_COT)
+
+    @property
+    def reasoning(self) -> bool:
+        """True for the chain-of-thought variants (``_cot``, ``_nli_cot``, ``_icl_cot``)."""
+        return self.method in (COT, ICL_COT)
+
+    @property
     def max_tokens(self) -> int:
         if self.kind == GENERATION:
             return 10  # the authors' max_target_length
         # Reasoning needs room; a bare Yes/No answer does not (first Yes/No is read).
-        return 512 if self.method == COT else 32
+        return 512 if self.reasoning else 32
 
     def describe(self) -> str:
         if self.kind == GENERATION:
