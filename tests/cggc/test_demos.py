@@ -114,3 +114,21 @@ def test_options_are_checked() -> None:
     with pytest.raises(ConfigError, match="test_type"):
         TaskOptions.resolve({"test_type": "D"})
     assert parse_packaging("D2&2") == (2, 2) and parse_packaging(None) is None
+
+
+def test_id_and_ood_score_the_same_items_of_the_shipped_dataset() -> None:
+    """Table 4's gap compares one item set (cggc README: 15,985 of 16,167 test items)."""
+    from conceptcomb.cggc.tasks import demonstrations, spec_by_name
+
+    options, dataset = TaskOptions(), load_dataset(None)
+    scored = {
+        name: [item.item_id for item, _ in task_pairs(spec_by_name(name), options)]
+        for name in ("cggc_id", "cggc_ood", "cggc_id_script", "cggc_ood_script")
+    }
+    assert scored["cggc_id"] == scored["cggc_ood"] == scored["cggc_ood_script"]
+    assert len(scored["cggc_id"]) == 15_985 and len(dataset.test) == 16_167
+    left_out = [item for item in dataset.test if item.item_id not in set(scored["cggc_id"])]
+    id_spec = spec_by_name("cggc_id")
+    assert all(demonstrations(item, id_spec, options, dataset) is None for item in left_out)
+    typed = [i.item_id for i, _ in task_pairs(spec_by_name("cggc_ood_easy2hard"), options)]
+    assert len(typed) == 3_968  # the ood-only variants keep every item their pool serves

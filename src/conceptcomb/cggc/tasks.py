@@ -20,7 +20,7 @@ prompt_style=script``). The number of demonstrations is lm-eval's ``num_fewshot`
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
@@ -34,7 +34,7 @@ from conceptcomb.common.lookup import find_named
 
 log = logging.getLogger("conceptcomb")
 GROUP_NAME = "cggc"
-TASK_VERSION = "1.0"
+TASK_VERSION = "1.1"  # README: Changelog
 DEFAULT_K = 4
 
 
@@ -196,21 +196,40 @@ def demonstrations(
     return demonstration_source(dataset, options.demo_spec(spec)).choose(item.item_id, item)
 
 
+def paired_spec(spec: CggcTaskSpec, options: TaskOptions) -> CggcTaskSpec | None:
+    """The other setting of a task whose id - ood gap is reported (Tables 4 and 6): such a
+    task scores only the test items both settings can serve, so the gap compares the same
+    items. None for the ood-only variants (order, structure, packaging: Table 7, Fig. 4)."""
+    if spec.order != "random" or spec.structure is not None or options.packaging is not None:
+        return None
+    return replace(spec, setting="ood" if spec.setting == "id" else "id", verify=False)
+
+
 def task_pairs(spec: CggcTaskSpec, options: TaskOptions) -> list[tuple[CggcItem, list[CggcItem]]]:
-    """(test item, demonstrations) for every test item the pool can serve."""
+    """(test item, demonstrations) for every test item the pool can serve (and, for id and
+    ood, the other setting's pool too: `paired_spec`)."""
     dataset = load_dataset(options.data_dir)
-    pairs, skipped = [], 0
+    partner = paired_spec(spec, options)
+    pairs, skipped, unpaired = [], 0, 0
     for item in evaluated_items(spec, options, dataset):
         demos = demonstrations(item, spec, options, dataset)
         if demos is None:
             skipped += 1
+        elif partner is not None and demonstrations(item, partner, options, dataset) is None:
+            unpaired += 1
         else:
             pairs.append((item, demos))
     if skipped:
         log.warning(
             "%s: %d of %d test items skipped, the pool holds no valid set of %d demonstrations "
             "for them (the authors' script skips such items too).",
-            spec.name, skipped, skipped + len(pairs), options.k,
+            spec.name, skipped, skipped + unpaired + len(pairs), options.k,
+        )  # fmt: skip
+    if unpaired:
+        assert partner is not None
+        log.warning(
+            "%s: %d more left out, which %s cannot serve: id and ood score the same %d items.",
+            spec.name, unpaired, partner.name, len(pairs),
         )  # fmt: skip
     if not pairs:
         raise DataUnavailableError(
