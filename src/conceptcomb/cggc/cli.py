@@ -15,7 +15,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     builder.add_arguments(build)
     build.set_defaults(run=builder.run)
-    show = actions.add_parser("stats", help="Tables 2, 10 and 12 of a built or official dataset")
+    show = actions.add_parser(
+        "stats",
+        help="Tables 2, 10 (per reading of Fig. 3's types) and 12 of a built or official "
+        "dataset, beside the paper's",
+    )
     stats.add_arguments(show)
     show.set_defaults(run=stats.run)
     table = actions.add_parser("report", help="Table 4 (id, ood, gap) from lm-eval/Inspect results")

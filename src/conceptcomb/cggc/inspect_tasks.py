@@ -343,6 +343,54 @@ def cggc_ood_script(**options: Unpack[CggcOptions]) -> Task:
 
 
 @task
+def cggc_id_test_typeA(**options: Unpack[CggcOptions]) -> Task:
+    """CGGC in-distribution, type A test items (Table 6)."""
+    return named_task("cggc_id_test_typeA", options)
+
+
+@task
+def cggc_ood_test_typeA(**options: Unpack[CggcOptions]) -> Task:
+    """CGGC compositional generalization, type A test items (Table 6)."""
+    return named_task("cggc_ood_test_typeA", options)
+
+
+@task
+def cggc_id_test_typeB(**options: Unpack[CggcOptions]) -> Task:
+    """CGGC in-distribution, type B test items (Table 6)."""
+    return named_task("cggc_id_test_typeB", options)
+
+
+@task
+def cggc_ood_test_typeB(**options: Unpack[CggcOptions]) -> Task:
+    """CGGC compositional generalization, type B test items (Table 6)."""
+    return named_task("cggc_ood_test_typeB", options)
+
+
+@task
+def cggc_id_test_typeC(**options: Unpack[CggcOptions]) -> Task:
+    """CGGC in-distribution, type C test items (Table 6)."""
+    return named_task("cggc_id_test_typeC", options)
+
+
+@task
+def cggc_ood_test_typeC(**options: Unpack[CggcOptions]) -> Task:
+    """CGGC compositional generalization, type C test items (Table 6)."""
+    return named_task("cggc_ood_test_typeC", options)
+
+
+@task
+def cggc_ood_d13(**options: Unpack[CggcOptions]) -> Task:
+    """CGGC compositional generalization, primitives packed 1 & 3 (Fig. 4)."""
+    return named_task("cggc_ood_d13", options)
+
+
+@task
+def cggc_ood_d22(**options: Unpack[CggcOptions]) -> Task:
+    """CGGC compositional generalization, primitives packed 2 & 2 (Fig. 4)."""
+    return named_task("cggc_ood_d22", options)
+
+
+@task
 def cggc_id_verified(**options: Unpack[VerifiedOptions]) -> Task:
     """CGGC in-distribution, relation verification by a judge."""
     return verified_task("cggc_id_verified", options)

@@ -11,10 +11,14 @@ from conceptcomb.cggc.metrics import METRICS
 from conceptcomb.cggc.prompts import MAX_NEW_TOKENS
 from conceptcomb.cggc.tasks import (
     DEFAULT_K,
+    FIG4_GROUP,
     GROUP_NAME,
+    TABLE6_GROUP,
     TASK_VERSION,
     CggcTaskSpec,
     all_specs,
+    fig4_specs,
+    table6_specs,
     verified_specs,
 )
 from conceptcomb.cggc.verification import SUFFIX, VERIFIED_SHARE, VERIFIER_FAILURES
@@ -101,9 +105,14 @@ def declaration() -> TaskYaml:
     plain = [replace(spec, verify=False) for spec in specs]  # a verified kind extends its style
     kinds = lm_eval_yaml.one_per_kind(map(_template, [*plain, *specs]))
     leaves = [Leaf(spec.name, _kind(spec)) for spec in specs]
-    group = Group(GROUP_NAME, ["cggc_id", "cggc_ood"], {"version": float(TASK_VERSION)})
+    version = {"version": float(TASK_VERSION)}
+    groups = [
+        Group(GROUP_NAME, ["cggc_id", "cggc_ood"], version),
+        Group(TABLE6_GROUP, [spec.name for spec in table6_specs()], version),
+        Group(FIG4_GROUP, [spec.name for spec in fig4_specs()], version),
+    ]
     return TaskYaml(
-        "conceptcomb.cggc.lm_eval_yaml", [BASE_TEMPLATE, *kinds], leaves, "cggc_task", [group]
+        "conceptcomb.cggc.lm_eval_yaml", [BASE_TEMPLATE, *kinds], leaves, "cggc_task", groups
     )
 
 

@@ -5,8 +5,10 @@ Reads lm-eval ``results_*.json`` files (or folders holding them), Inspect logs a
 ``conceptcomb score`` outputs with `conceptcomb.common.results_reader` (as ``conceptcomb
 report`` does), finds the CGGC tasks in them, and prints one row per task plus the gap
 (id minus ood) for every id/ood pair of the same framework and variant (``cggc_id`` /
-``cggc_ood``, ``cggc_id_script`` / ``cggc_ood_script``). Inspect rows are marked
-"(inspect)", rescored ones "(conceptcomb score)".
+``cggc_ood``, ``cggc_id_script`` / ``cggc_ood_script``, ``cggc_id_test_typeA`` /
+``cggc_ood_test_typeA``). A task run with ``test_type`` or ``packaging`` options is named
+with them (``cggc_id [test_type=A]``). Inspect rows are marked "(inspect)", rescored ones
+"(conceptcomb score)"; ``conceptcomb report`` gives Tables 6 and 7 and Fig. 4 in full.
 """
 
 from __future__ import annotations
@@ -17,11 +19,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from conceptcomb.cggc.metrics import METRICS
-from conceptcomb.cggc.tables import cggc_gap
+from conceptcomb.cggc.tables import cggc_gap, placement
 from conceptcomb.cggc.tasks import all_specs, verified_specs
 from conceptcomb.common.errors import DataFormatError
 from conceptcomb.common.results_reader import read_runs
-from conceptcomb.common.runs import INSPECT, LM_EVAL, RESCORED
+from conceptcomb.common.runs import INSPECT, LM_EVAL, RESCORED, TaskRun
 from conceptcomb.common.tables import Cell
 
 Scores = dict[str, float]
@@ -45,13 +47,25 @@ def collect(paths: list[Path]) -> dict[str, Scores]:
     found: dict[str, Scores] = {}
     for run in read_runs(paths, _cggc_only):
         suffix = _FRAMEWORK_SUFFIX.get(run.framework, f" ({run.framework})")
-        for task, result in run.tasks.items():
-            found[task + suffix] = {
+        for result in run.tasks.values():
+            found[_label(result) + suffix] = {
                 info.name: math.nan if metric.value is None else metric.value
                 for info in METRICS
                 if (metric := result.metrics.get(info.name)) is not None
             }
     return found
+
+
+def _label(result: TaskRun) -> str:
+    """The task's name, plus the options that change what it measured (a ``cggc_id`` run
+    with ``test_type=A`` is not Table 4's cggc_id)."""
+    where = placement(result)
+    name = result.task
+    if where is not None and where.test_type and "test_type" not in name:
+        name += f" [test_type={where.test_type}]"
+    if where is not None and where.packaging and not name.endswith(("_d13", "_d22")):
+        name += f" [packaging={where.packaging}]"
+    return name
 
 
 def _cells(scores: Scores) -> dict[str, Cell]:

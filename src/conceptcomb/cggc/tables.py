@@ -1,25 +1,74 @@
-"""CGGC's leaderboard tables in the paper's layouts: Table 4 (id, ood, gap) and Table 7."""
+"""CGGC's leaderboard tables in the paper's layouts: Table 4 (id, ood, gap), Table 6 (the
+gap per structure type, with t-tests), Table 7 and Fig. 4 (packaging).
+
+A run's task is placed by what it ran, not by its name alone: `placement` reads the task's
+name and its options (lm-eval ``--metadata``, Inspect ``-T``), so ``cggc_id`` run with
+``test_type=A`` is a Table 6 row, never a Table 4 one.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, replace
 
+from conceptcomb.cggc.per_item import gap_ttests
 from conceptcomb.cggc.published import (
+    CGGC_FIG4,
     CGGC_TABLE4,
+    CGGC_TABLE6,
     CGGC_TABLE7,
     CGGC_TABLE7_TASKS,
     published,
 )
-from conceptcomb.common.runs import Run
+from conceptcomb.common.errors import ConfigError
+from conceptcomb.common.runs import Run, TaskRun
 from conceptcomb.common.tables import (
     Cell,
     Column,
     PlotSpec,
     Table,
-    collect,
+    metric_cell,
     our_row,
     published_rows,
 )
+
+
+@dataclass(frozen=True)
+class Placement:
+    """What a task run measured: its name's variant, and the options that move it to
+    another table (the test items' type, the packaging of the demonstrations)."""
+
+    base: str  # the task's name without test_type / packaging (cggc_id, cggc_ood_script, ...)
+    test_type: str | None
+    packaging: str | None  # "1&3" / "2&2"
+
+
+def placement(task: TaskRun) -> Placement | None:
+    """The task's placement, or None when it is not a CGGC task we know."""
+    from conceptcomb.cggc.demos import parse_packaging
+    from conceptcomb.cggc.tasks import spec_by_name
+
+    try:
+        spec = spec_by_name(task.task)
+        packing = parse_packaging(task.options.get("packaging"))
+    except ConfigError:
+        return None
+    test_type = spec.test_type or str(task.options.get("test_type") or "").upper() or None
+    packaging = spec.packaging or ("&".join(map(str, packing)) if packing else None)
+    base = replace(spec, test_type=None, packaging=None).name
+    return Placement(base, test_type, packaging)
+
+
+def _find(run: Run, base: str, test_type: str | None = None, packaging: str | None = None):
+    """The run's task placed at (base, test_type, packaging), with its cells, if it ran."""
+    from conceptcomb.cggc.metrics import METRIC_NAMES
+
+    wanted = Placement(base, test_type, packaging)
+    for task in run.tasks.values():
+        if placement(task) == wanted:
+            cells = {m: c for m in METRIC_NAMES if (c := metric_cell(task.metrics.get(m)))}
+            return [task], cells
+    return [], {}
 
 
 def _cggc_table(key: str, title: str) -> Table:
@@ -40,16 +89,14 @@ def cggc_gap(id_cells: dict[str, Cell], ood_cells: dict[str, Cell]) -> dict[str,
 
 
 def cggc_table4(runs: Iterable[Run]) -> Table:
-    from conceptcomb.cggc.metrics import METRIC_NAMES
-
     table = _cggc_table(
         CGGC_TABLE4,
         "CGGC in-distribution vs compositional generalization (Fu and Frank 2024, Table 4)",
     )
     for run in runs:
         for suffix, style in (("", ""), ("_script", " (authors' script prompt)")):
-            id_tasks, id_cells = collect(run, {f"cggc_id{suffix}": ("", list(METRIC_NAMES))})
-            ood_tasks, ood_cells = collect(run, {f"cggc_ood{suffix}": ("", list(METRIC_NAMES))})
+            id_tasks, id_cells = _find(run, f"cggc_id{suffix}")
+            ood_tasks, ood_cells = _find(run, f"cggc_ood{suffix}")
             if id_tasks:
                 table.rows.append(our_row(run, "id" + style, id_tasks, id_cells))
             if ood_tasks:
@@ -66,18 +113,70 @@ def cggc_table4(runs: Iterable[Run]) -> Table:
     return table
 
 
-def cggc_table7(runs: Iterable[Run]) -> Table:
-    from conceptcomb.cggc.metrics import METRIC_NAMES
+def cggc_table6(runs: Iterable[Run]) -> Table:
+    """id, ood and their gap on the test items of each structure type, and whether the
+    types' gaps differ (Welch's t-test on the per-item gaps, 5%)."""
+    from conceptcomb.cggc.graphs import STRUCTURE_TYPES
 
+    table = _cggc_table(
+        CGGC_TABLE6, "CGGC gap per structure type of the test items (Fu and Frank 2024, Table 6)"
+    )
+    for run in runs:
+        per_type = {}
+        for kind in STRUCTURE_TYPES:
+            id_tasks, id_cells = _find(run, "cggc_id", test_type=kind)
+            ood_tasks, ood_cells = _find(run, "cggc_ood", test_type=kind)
+            for setting, tasks, cells in (
+                ("id", id_tasks, id_cells),
+                ("ood", ood_tasks, ood_cells),
+            ):
+                if tasks:
+                    table.rows.append(our_row(run, f"{setting} (type {kind})", tasks, cells))
+            if id_tasks and ood_tasks:
+                gap = cggc_gap(id_cells, ood_cells)
+                tasks = id_tasks + ood_tasks
+                table.rows.append(our_row(run, f"gap (type {kind})", tasks, gap))
+                per_type[kind] = (id_tasks[0], ood_tasks[0])
+        if len(per_type) >= 2:
+            table.notes.append(f"{run.model.label} ({run.framework}): {gap_ttests(per_type)}")
+    table.rows += published_rows(published(), CGGC_TABLE6)
+    table.notes.insert(
+        0,
+        "gap = id - ood on the same items of one type (cggc_id_test_typeX, "
+        "cggc_ood_test_typeX, or test_type=X). t-tests: Welch's, two-sided, on the per-item "
+        "gaps of two types (the paper's pairwise t-test at 5% ran over 3 seeds); * = "
+        "significant at 5%. They need the per-item scores: lm-eval --log_samples, or an "
+        "Inspect log.",
+    )
+    return table
+
+
+def cggc_table7(runs: Iterable[Run]) -> Table:
     table = _cggc_table(
         CGGC_TABLE7, "CGGC difficulty-based demonstrations, ood (Fu and Frank 2024, Table 7)"
     )
     for run in runs:
         for setting, task_name in CGGC_TABLE7_TASKS.items():
-            tasks, cells = collect(run, {task_name: ("", list(METRIC_NAMES))})
+            tasks, cells = _find(run, task_name)
             if tasks:
                 table.rows.append(our_row(run, f"{setting} ({task_name})", tasks, cells))
     table.rows += published_rows(published(), CGGC_TABLE7)
+    return table
+
+
+def cggc_fig4(runs: Iterable[Run]) -> Table:
+    table = _cggc_table(
+        CGGC_FIG4, "CGGC packaging of the primitives in the demonstrations, ood (Fig. 4)"
+    )
+    for run in runs:
+        for packaging in ("1&3", "2&2"):
+            tasks, cells = _find(run, "cggc_ood", packaging=packaging)
+            if tasks:
+                table.rows.append(our_row(run, f"D{packaging}", tasks, cells))
+    table.notes.append(
+        "Items whose label has another number of primitive relations than 4 are left out; the "
+        "paper prints Fig. 4 as a plot only, so there is no published row."
+    )
     return table
 
 
@@ -92,4 +191,4 @@ def plots() -> dict[str, list[PlotSpec]]:
 
 def tables(runs: list[Run]) -> list[Table]:
     """Every leaderboard table of the benchmark, built from the runs (papers' rows after)."""
-    return [cggc_table4(runs), cggc_table7(runs)]
+    return [cggc_table4(runs), cggc_table6(runs), cggc_table7(runs), cggc_fig4(runs)]

@@ -7,6 +7,9 @@ lm-eval tasks (Inspect registers the same names, plus ``conceptcomb/cggc`` with 
   A, B, C or the reverse), on the typed test items (3 concepts, 2 relations).
 * ``cggc_ood_typeA`` / ``B`` / ``C``: Table 7 "level", demonstrations of one structure.
 * group ``cggc``: ``cggc_id`` and ``cggc_ood``; ``conceptcomb cggc report`` prints the gap.
+* ``cggc_id_test_typeA`` / ``cggc_ood_test_typeA`` (B, C): Table 6, the gap per structure
+  type of the test items (group ``cggc_table6``); ``cggc_ood_d13`` / ``cggc_ood_d22``: Fig. 4,
+  the packaging of the item's primitives (group ``cggc_fig4``).
 * ``cggc_id_verified``, ``cggc_ood_verified``: the same, plus relation verification by a
   judge (section 5.3, `conceptcomb.cggc.verification`) and the metrics on verified items.
 
@@ -25,7 +28,13 @@ from functools import lru_cache
 from typing import Any
 
 from conceptcomb.cggc.data import CggcDataset, CggcItem, load_dataset
-from conceptcomb.cggc.demos import DemoIndex, DemoSpec, cggc_demonstrations, parse_packaging
+from conceptcomb.cggc.demos import (
+    SETTINGS,
+    DemoIndex,
+    DemoSpec,
+    cggc_demonstrations,
+    parse_packaging,
+)
 from conceptcomb.cggc.graphs import STRUCTURE_TYPES
 from conceptcomb.cggc.prompts import PromptStyle, question, style_named
 from conceptcomb.common.demonstrations import OrderedDemonstrations
@@ -34,6 +43,7 @@ from conceptcomb.common.lookup import find_named
 
 log = logging.getLogger("conceptcomb")
 GROUP_NAME = "cggc"
+TABLE6_GROUP, FIG4_GROUP = "cggc_table6", "cggc_fig4"  # lm-eval groups of those tasks
 TASK_VERSION = "1.1"  # README: Changelog
 DEFAULT_K = 4
 
@@ -42,9 +52,11 @@ DEFAULT_K = 4
 class CggcTaskSpec:
     setting: str = "ood"
     order: str = "random"
-    structure: str | None = None
+    structure: str | None = None  # demonstrations of one structure type (Table 7 "level")
     style: str = "paper"
     verify: bool = False  # relation verification by a judge (section 5.3)
+    test_type: str | None = None  # only test items of one structure type (Table 6)
+    packaging: str | None = None  # "1&3" / "2&2": how demonstrations pack primitives (Fig. 4)
 
     @property
     def name(self) -> str:
@@ -53,6 +65,10 @@ class CggcTaskSpec:
             name += "_easy2hard" if self.order == "easy_to_hard" else "_hard2easy"
         if self.structure:
             name += f"_type{self.structure}"
+        if self.test_type:
+            name += f"_test_type{self.test_type}"
+        if self.packaging:
+            name += "_d" + self.packaging.replace("&", "")
         if self.style != "paper":
             name += f"_{self.style}"
         if self.verify:
@@ -68,6 +84,8 @@ class CggcTaskSpec:
         what = "in-distribution" if self.setting == "id" else "compositional generalization"
         extra = f", demonstrations ordered {self.order}" if self.order != "random" else ""
         extra += f", type {self.structure} demonstrations" if self.structure else ""
+        extra += f", type {self.test_type} test items" if self.test_type else ""
+        extra += f", demonstrations packed D{self.packaging}" if self.packaging else ""
         extra += ", relation verification by a judge" if self.verify else ""
         return f"CGGC {what}{extra}"
 
@@ -77,7 +95,20 @@ def all_specs() -> list[CggcTaskSpec]:
     specs += [CggcTaskSpec("ood", order) for order in ("easy_to_hard", "hard_to_easy")]
     specs += [CggcTaskSpec("ood", structure=kind) for kind in STRUCTURE_TYPES]
     specs += [CggcTaskSpec(setting, style="script") for setting in ("id", "ood")]
+    specs += table6_specs() + fig4_specs()
     return specs
+
+
+def table6_specs() -> list[CggcTaskSpec]:
+    """Table 6: id and ood on the test items of each structure type (the gap per type)."""
+    return [
+        CggcTaskSpec(setting, test_type=kind) for kind in STRUCTURE_TYPES for setting in SETTINGS
+    ]
+
+
+def fig4_specs() -> list[CggcTaskSpec]:
+    """Fig. 4: ood with the item's primitives packed 1 & 3 or 2 & 2 over the demonstrations."""
+    return [CggcTaskSpec("ood", packaging=packing) for packing in ("1&3", "2&2")]
 
 
 def verified_specs() -> list[CggcTaskSpec]:
@@ -121,26 +152,43 @@ class TaskOptions:
             spice_jars=options.get("spice_jars") or None,
         )
 
+    def for_spec(self, spec: CggcTaskSpec) -> TaskOptions:
+        """These options with what the task's name fixes (``test_type``, ``packaging``); an
+        option that contradicts the name is an error."""
+        fixed = {"test_type": spec.test_type, "packaging": parse_packaging(spec.packaging)}
+        for option, value in fixed.items():
+            given = getattr(self, option)
+            if value is not None and given is not None and given != value:
+                raise ConfigError(
+                    f"{spec.name} fixes {option}={spec.test_type or spec.packaging}; drop "
+                    f"{option}={given!r} or run cggc_{spec.setting} with it."
+                )
+        changes = {option: value for option, value in fixed.items() if value is not None}
+        return replace(self, **changes) if changes else self
+
     def demo_spec(self, spec: CggcTaskSpec) -> DemoSpec:
+        options = self.for_spec(spec)
         return DemoSpec(
             setting=spec.setting,
-            k=self.k,
+            k=options.k,
             order=spec.order,
             structure=spec.structure,
-            packaging=self.packaging if spec.setting == "ood" else None,  # Fig. 4 is ood only
-            seed=self.seed,
+            packaging=options.packaging if spec.setting == "ood" else None,  # Fig. 4: ood only
+            seed=options.seed,
         )
 
     def as_doc_fields(self, spec: CggcTaskSpec) -> dict[str, Any]:
         """What a doc must carry for the sampler to redo the selection."""
-        packaging = "&".join(map(str, self.packaging)) if self.packaging else ""
+        options = self.for_spec(spec)  # with what the task's name fixes
+        packaging = "&".join(map(str, options.packaging)) if options.packaging else ""
         return {
             "task": spec.name,
             "setting": spec.setting,
             "order": spec.order,
             "structure": spec.structure or "",
             "packaging": packaging,
-            "seed": self.seed,
+            "test_type": options.test_type or "",
+            "seed": options.seed,
             "prompt_style": spec.style,
         }
 
@@ -182,6 +230,7 @@ def evaluated_items(
     spec: CggcTaskSpec, options: TaskOptions, dataset: CggcDataset
 ) -> list[CggcItem]:
     """The test items a task evaluates (typed ones for the order / type variants)."""
+    options = options.for_spec(spec)
     items = list(dataset.test)
     if spec.order != "random" or spec.structure is not None:
         items = [item for item in items if item.structure is not None]
@@ -200,7 +249,8 @@ def paired_spec(spec: CggcTaskSpec, options: TaskOptions) -> CggcTaskSpec | None
     """The other setting of a task whose id - ood gap is reported (Tables 4 and 6): such a
     task scores only the test items both settings can serve, so the gap compares the same
     items. None for the ood-only variants (order, structure, packaging: Table 7, Fig. 4)."""
-    if spec.order != "random" or spec.structure is not None or options.packaging is not None:
+    packed = options.for_spec(spec).packaging is not None
+    if spec.order != "random" or spec.structure is not None or packed:
         return None
     return replace(spec, setting="ood" if spec.setting == "id" else "id", verify=False)
 

@@ -88,8 +88,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "report",
         help="leaderboard tables (Markdown, CSV, HTML) and plots, the papers' rows beside yours",
         description="One page per benchmark the results touch, in the papers' layouts: CCPT "
-        "Tables 3 and 5, CGGC Tables 4 (with the id-ood gap) and 7, AbsPyramid Tables 4/5/10 "
-        "and 7/19-21, McRae P@10/20/30. The papers' published rows are marked as such.",
+        "Tables 3 and 5, CGGC Tables 4 (with the id-ood gap), 6 (the gap per structure type, "
+        "t-tests), 7 and Fig. 4, AbsPyramid Tables 4/5/10 and 7/19-21, McRae P@10/20/30. The "
+        "papers' published rows are marked as such.",
     )
     build.add_arguments(report)
     report.set_defaults(run=build.run)

@@ -1,0 +1,104 @@
+"""Per-item CGGC scores of a run, and Table 6's pairwise t-tests on the per-item gaps.
+
+lm-eval writes them with ``--log_samples`` (``samples_<task>_<date>.jsonl`` beside the
+``results_<date>.json`` file); an Inspect log holds them itself. Only the metrics scored
+per item (ROUGE-2, ROUGE-L, Coverage) have them: BLEU, METEOR, CIDEr and SPICE are corpus
+metrics.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+
+from conceptcomb.common.runs import TaskRun
+
+PER_ITEM = ("rouge2", "rougeL", "coverage")
+ItemScores = dict[str, dict[str, float]]  # item id -> metric -> value
+
+
+def _lm_eval_samples(task: TaskRun) -> Path | None:
+    stamp = task.source.stem.removeprefix("results_")
+    found = task.source.parent / f"samples_{task.task}_{stamp}.jsonl"
+    return found if found.is_file() else None
+
+
+def _from_lm_eval(path: Path) -> ItemScores:
+    scores: ItemScores = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        sample = json.loads(line) if line.strip() else None
+        if sample is None:
+            continue
+        item = str(sample["doc"]["item_id"])
+        scores[item] = {
+            m: float(sample[m]) for m in PER_ITEM if isinstance(sample.get(m), int | float)
+        }
+    return scores
+
+
+def _from_inspect(path: Path) -> ItemScores:
+    from inspect_ai.log import read_eval_log
+
+    scores: ItemScores = {}
+    for sample in read_eval_log(str(path)).samples or []:
+        for score in (sample.scores or {}).values():
+            if isinstance(score.value, dict):
+                values = {m: float(score.value[m]) for m in PER_ITEM if m in score.value}
+                scores[str(sample.id)] = values
+                break
+    return scores
+
+
+def item_scores(task: TaskRun) -> ItemScores | None:
+    """The task run's per-item scores, or None where they were not kept."""
+    if task.source.name.startswith("results_"):
+        samples = _lm_eval_samples(task)
+        return _from_lm_eval(samples) if samples else None
+    if task.source.suffix in (".eval", ".json"):
+        try:
+            return _from_inspect(task.source) or None
+        except Exception:  # not an Inspect log after all: no per-item scores
+            return None
+    return None
+
+
+def item_gaps(id_scores: ItemScores, ood_scores: ItemScores, metric: str) -> list[float]:
+    """id - ood per item both settings scored."""
+    common = sorted(id_scores.keys() & ood_scores.keys())
+    return [
+        id_scores[i][metric] - ood_scores[i][metric]
+        for i in common
+        if metric in id_scores[i] and metric in ood_scores[i]
+    ]
+
+
+def welch_p(a: list[float], b: list[float]) -> float:
+    """Two-sided p-value of Welch's t-test (NaN with fewer than 2 values on a side)."""
+    from scipy.stats import ttest_ind
+
+    if len(a) < 2 or len(b) < 2:
+        return math.nan
+    return float(ttest_ind(a, b, equal_var=False).pvalue)
+
+
+def gap_ttests(per_type: Mapping[str, tuple[TaskRun, TaskRun]], alpha: float = 0.05) -> str:
+    """One line: per per-item metric, the p-value of each pair of types' per-item gaps."""
+    gaps: dict[str, dict[str, list[float]]] = {}
+    for kind, (id_task, ood_task) in per_type.items():
+        id_scores, ood_scores = item_scores(id_task), item_scores(ood_task)
+        if id_scores is None or ood_scores is None:
+            return "t-tests: no per-item scores (run lm-eval with --log_samples)"
+        gaps[kind] = {m: item_gaps(id_scores, ood_scores, m) for m in PER_ITEM}
+    parts = []
+    for metric in PER_ITEM:
+        tests = []
+        for x, y in itertools.combinations(sorted(gaps), 2):
+            p = welch_p(gaps[x][metric], gaps[y][metric])
+            mark = "*" if p < alpha else ""
+            tests.append(f"{x}-{y} p={p:.3g}{mark}")
+        parts.append(f"{metric}: " + ", ".join(tests))
+    counts = ", ".join(f"{k} n={len(g[PER_ITEM[0]])}" for k, g in sorted(gaps.items()))
+    return f"t-tests of the per-item gaps ({counts}): " + "; ".join(parts)
