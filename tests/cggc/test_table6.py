@@ -71,6 +71,7 @@ def test_table6_and_fig4_on_smollm2_in_lm_eval(smollm2_gguf: Path, tmp_path: Pat
     assert [r["setting"] for r in rows["cggc_fig4"]] == ["D1&3", "D2&2"]
     notes = report_notes(tmp_path / "report")
     assert "t-tests of the per-item gaps (A n=3, B n=3, C n=3): rouge2: A-B p=" in notes
+    assert "CGGC dataset sha256 6f82341ff8d7 (shipped)" in notes  # the dataset is named
     samples = next((tmp_path / "out").rglob("samples_cggc_ood_d13_*.jsonl"))
     for line in samples.read_text().splitlines():
         assert json.loads(line)["doc"]["packaging"] == "1&3"
@@ -113,4 +114,6 @@ def test_table6_and_fig4_on_smollm2_in_inspect(
     settings = {r["setting"] for r in rows["cggc_table6"]}
     assert {"gap (type A)", "gap (type C)"} <= settings
     assert [r["setting"] for r in rows["cggc_fig4"]] == ["D1&3"]
-    assert "t-tests of the per-item gaps (A n=2, C n=2)" in report_notes(tmp_path / "report")
+    notes = report_notes(tmp_path / "report")
+    assert "t-tests of the per-item gaps (A n=2, C n=2)" in notes
+    assert "CGGC dataset sha256 6f82341ff8d7 (shipped)" in notes

@@ -65,6 +65,25 @@ def item_scores(task: TaskRun) -> ItemScores | None:
     return None
 
 
+def dataset_sha256(task: TaskRun) -> str | None:
+    """The sha256 of the CGGC dataset the run read, as its docs (lm-eval samples) or its
+    task metadata (Inspect) record it; None where the run kept neither."""
+    if task.source.name.startswith("results_"):
+        samples = _lm_eval_samples(task)
+        if samples is None:
+            return None
+        with samples.open(encoding="utf-8") as handle:
+            first = handle.readline()
+        return json.loads(first)["doc"].get("dataset_sha256") if first.strip() else None
+    try:
+        from inspect_ai.log import read_eval_log
+
+        metadata = read_eval_log(str(task.source), header_only=True).eval.metadata or {}
+    except Exception:  # not an Inspect log after all
+        return None
+    return metadata.get("dataset_sha256")
+
+
 def item_gaps(id_scores: ItemScores, ood_scores: ItemScores, metric: str) -> list[float]:
     """id - ood per item both settings scored."""
     common = sorted(id_scores.keys() & ood_scores.keys())

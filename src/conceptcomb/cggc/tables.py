@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from conceptcomb.cggc.per_item import gap_ttests
+from conceptcomb.cggc.per_item import dataset_sha256, gap_ttests
 from conceptcomb.cggc.published import (
     CGGC_FIG4,
     CGGC_TABLE4,
@@ -59,14 +59,37 @@ def placement(task: TaskRun) -> Placement | None:
     return Placement(base, test_type, packaging)
 
 
-def _find(run: Run, base: str, test_type: str | None = None, packaging: str | None = None):
-    """The run's task placed at (base, test_type, packaging), with its cells, if it ran."""
+def dataset_note(run: Run, tasks: list[TaskRun]) -> str:
+    """Which CGGC dataset the run's tasks read (by the sha256 the runs recorded)."""
+    from conceptcomb.cggc.data import PACKAGED_SHA256
+
+    shas = sorted({sha or "not recorded" for sha in map(dataset_sha256, tasks)})
+    named = [f"{sha[:12]} (shipped)" if sha == PACKAGED_SHA256 else sha[:12] for sha in shas]
+    return f"{run.model.label} ({run.framework}): CGGC dataset sha256 {', '.join(named)}"
+
+
+def _note_datasets(table: Table, run: Run, shown: list[TaskRun]) -> None:
+    """A note naming the dataset of the run's rows in the table (if it has rows)."""
+    if shown:
+        table.notes.append(dataset_note(run, shown))
+
+
+def _find(
+    run: Run,
+    shown: list[TaskRun],
+    base: str,
+    test_type: str | None = None,
+    packaging: str | None = None,
+) -> tuple[list[TaskRun], dict[str, Cell]]:
+    """The run's task placed at (base, test_type, packaging), with its cells, if it ran
+    (added to ``shown``)."""
     from conceptcomb.cggc.metrics import METRIC_NAMES
 
     wanted = Placement(base, test_type, packaging)
     for task in run.tasks.values():
         if placement(task) == wanted:
             cells = {m: c for m in METRIC_NAMES if (c := metric_cell(task.metrics.get(m)))}
+            shown.append(task)
             return [task], cells
     return [], {}
 
@@ -94,9 +117,10 @@ def cggc_table4(runs: Iterable[Run]) -> Table:
         "CGGC in-distribution vs compositional generalization (Fu and Frank 2024, Table 4)",
     )
     for run in runs:
+        shown: list[TaskRun] = []
         for suffix, style in (("", ""), ("_script", " (authors' script prompt)")):
-            id_tasks, id_cells = _find(run, f"cggc_id{suffix}")
-            ood_tasks, ood_cells = _find(run, f"cggc_ood{suffix}")
+            id_tasks, id_cells = _find(run, shown, f"cggc_id{suffix}")
+            ood_tasks, ood_cells = _find(run, shown, f"cggc_ood{suffix}")
             if id_tasks:
                 table.rows.append(our_row(run, "id" + style, id_tasks, id_cells))
             if ood_tasks:
@@ -104,6 +128,7 @@ def cggc_table4(runs: Iterable[Run]) -> Table:
             if id_tasks and ood_tasks:
                 gap = cggc_gap(id_cells, ood_cells)
                 table.rows.append(our_row(run, "gap" + style, id_tasks + ood_tasks, gap))
+        _note_datasets(table, run, shown)
     table.rows += published_rows(published(), CGGC_TABLE4)
     table.notes += [
         "x100, CIDEr x10, as CommonGen reports them. gap = id - ood (smaller is better).",
@@ -122,10 +147,10 @@ def cggc_table6(runs: Iterable[Run]) -> Table:
         CGGC_TABLE6, "CGGC gap per structure type of the test items (Fu and Frank 2024, Table 6)"
     )
     for run in runs:
-        per_type = {}
+        shown, per_type = [], {}
         for kind in STRUCTURE_TYPES:
-            id_tasks, id_cells = _find(run, "cggc_id", test_type=kind)
-            ood_tasks, ood_cells = _find(run, "cggc_ood", test_type=kind)
+            id_tasks, id_cells = _find(run, shown, "cggc_id", test_type=kind)
+            ood_tasks, ood_cells = _find(run, shown, "cggc_ood", test_type=kind)
             for setting, tasks, cells in (
                 ("id", id_tasks, id_cells),
                 ("ood", ood_tasks, ood_cells),
@@ -139,6 +164,7 @@ def cggc_table6(runs: Iterable[Run]) -> Table:
                 per_type[kind] = (id_tasks[0], ood_tasks[0])
         if len(per_type) >= 2:
             table.notes.append(f"{run.model.label} ({run.framework}): {gap_ttests(per_type)}")
+        _note_datasets(table, run, shown)
     table.rows += published_rows(published(), CGGC_TABLE6)
     table.notes.insert(
         0,
@@ -156,10 +182,12 @@ def cggc_table7(runs: Iterable[Run]) -> Table:
         CGGC_TABLE7, "CGGC difficulty-based demonstrations, ood (Fu and Frank 2024, Table 7)"
     )
     for run in runs:
+        shown = []
         for setting, task_name in CGGC_TABLE7_TASKS.items():
-            tasks, cells = _find(run, task_name)
+            tasks, cells = _find(run, shown, task_name)
             if tasks:
                 table.rows.append(our_row(run, f"{setting} ({task_name})", tasks, cells))
+        _note_datasets(table, run, shown)
     table.rows += published_rows(published(), CGGC_TABLE7)
     return table
 
@@ -169,10 +197,12 @@ def cggc_fig4(runs: Iterable[Run]) -> Table:
         CGGC_FIG4, "CGGC packaging of the primitives in the demonstrations, ood (Fig. 4)"
     )
     for run in runs:
+        shown = []
         for packaging in ("1&3", "2&2"):
-            tasks, cells = _find(run, "cggc_ood", packaging=packaging)
+            tasks, cells = _find(run, shown, "cggc_ood", packaging=packaging)
             if tasks:
                 table.rows.append(our_row(run, f"D{packaging}", tasks, cells))
+        _note_datasets(table, run, shown)
     table.notes.append(
         "Items whose label has another number of primitive relations than 4 are left out; the "
         "paper prints Fig. 4 as a plot only, so there is no published row."
