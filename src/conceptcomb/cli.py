@@ -30,6 +30,9 @@ from conceptcomb.benchmarks import benchmarks, get, known_tasks
 from conceptcomb.common.datafiles import PinnedDataset, resolve_files
 from conceptcomb.common.errors import ConceptcombError
 from conceptcomb.common.hubfiles import HubDataset, file_digests, resolve_hub_files
+from conceptcomb.common.lm_eval_paths import include_path_args as include_path_args  # re-export
+from conceptcomb.common.lm_eval_paths import lm_eval_has_our_tasks as lm_eval_has_our_tasks
+from conceptcomb.common.lm_eval_paths import tasks_path
 from conceptcomb.common.results import ScoreReport
 from conceptcomb.report import cli as report_cli
 from conceptcomb.scorers.cli_options import (
@@ -45,32 +48,6 @@ from conceptcomb.scorers.rating import JudgeUsage
 def datasets() -> dict[str, PinnedDataset | HubDataset]:
     """``conceptcomb data fetch KEY``: every benchmark's pinned sources."""
     return {key: dataset for b in benchmarks() for key, dataset in b.datasets().items()}
-
-
-PACKAGE_DIR = Path(__file__).resolve().parent
-
-
-def tasks_path() -> Path:
-    """Folder holding every YAML task of this package (for ``lm_eval --include_path``)."""
-    return PACKAGE_DIR
-
-
-def lm_eval_has_our_tasks() -> bool:
-    """True after a regular (non-editable) install, which copies our YAML into lm-eval.
-
-    An editable install leaves a copy from install time too, which goes stale as the
-    checkout changes: there (the package is not beside lm-eval) the checkout's YAML is used.
-    """
-    import lm_eval  # here, not at the top: commands that never run lm-eval start faster
-
-    lm_eval_dir = Path(lm_eval.__file__).resolve().parent
-    installed_beside = PACKAGE_DIR.parent == lm_eval_dir.parent
-    return installed_beside and (lm_eval_dir / "tasks" / "conceptcomb").is_dir()
-
-
-def include_path_args() -> list[str]:
-    """``--include_path`` for an editable install (a regular one puts our YAML in lm-eval)."""
-    return [] if lm_eval_has_our_tasks() else ["--include_path", str(tasks_path())]
 
 
 def run_smollm2(args: argparse.Namespace) -> int:

@@ -33,6 +33,7 @@ from conceptcomb.ccpt.tasks import spec_by_name as ccpt_spec
 from conceptcomb.cggc.data import load_dataset as load_cggc
 from conceptcomb.common.datafiles import DATA_DIR_ENV
 from conceptcomb.common.errors import DataUnavailableError
+from conceptcomb.common.lm_eval_paths import include_path_args
 from conceptcomb.smollm2 import SERVED_NAME, LlamaServer, lm_eval_hf_model_args
 
 CGGC_TASK = "cggc_ood_easy2hard_verified"
@@ -59,8 +60,6 @@ def available_tasks(data_dir: str | None) -> tuple[list[str], list[str]]:
 def lm_eval_command(
     model_args: list[str], tasks: list[str], args: argparse.Namespace, metadata: dict, out: Path
 ) -> list[str]:
-    from conceptcomb.cli import include_path_args
-
     return [
         "lm_eval", *model_args,
         "--tasks", ",".join(tasks),

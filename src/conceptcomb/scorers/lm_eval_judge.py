@@ -8,10 +8,12 @@ filter reads them (`doc_judge_settings`). No state is kept between the two.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from types import CodeType, FrameType
 from typing import Any
 
 from conceptcomb.scorers.judge_settings import JudgeSettings
@@ -25,27 +27,63 @@ JUDGE_FIELD = "judge_options"
 
 
 def predict_only_requested() -> bool:
-    """Whether this process runs ``lm_eval --predict_only``, read from the command line on
-    each call (no state kept).
+    """Whether the lm-eval run this code is called from only saves predictions
+    (``--predict_only``, ``-x``, ``predict_only: true`` in a ``--config`` file, or
+    ``simple_evaluate(predict_only=True)``), read from lm-eval's own state on each call (no
+    state kept).
 
-    lm-eval 0.4.13 still runs filters under --predict_only, so the judge filter would pay
-    for ratings nobody reads. The flag reaches neither the task config nor the filters:
-    ``simple_evaluate`` only swaps each task's metrics for ``bypass`` after the dataset is
-    built, and a filter sees only its YAML arguments, the replies and the docs. The command
-    line is therefore the one place to learn it (a Python caller of ``simple_evaluate``
-    passes ``judge=off`` in the metadata instead).
+    lm-eval 0.4.13 still runs filters under predict-only, so the judge filter would pay for
+    ratings nobody reads. Whatever form the user chose, lm-eval's parser and config loader
+    end in one value, ``simple_evaluate``'s ``predict_only`` argument: the dataset builder
+    runs inside that call (``TaskManager.load``), before lm-eval swaps each task's metrics
+    for ``bypass``, so that argument is the one place to learn it there. A filter runs
+    inside ``Task.apply_filters`` after the swap: a task whose metrics are ``bypass`` also
+    counts (a caller of ``evaluate`` that replaced the metrics itself).
     """
-    return any(arg.startswith("--predict_only") for arg in sys.argv)
+    simple_evaluate = _simple_evaluate_code()
+    for frame in _calling_frames():
+        if frame.f_code is simple_evaluate:
+            return bool(frame.f_locals.get("predict_only"))
+        if _metrics_bypassed(frame.f_locals.get("self")):
+            return True
+    return False
+
+
+def _calling_frames() -> Iterator[FrameType]:
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        yield frame
+        frame = frame.f_back
+
+
+def _simple_evaluate_code() -> CodeType | None:
+    """The code of ``lm_eval.evaluator.simple_evaluate`` (under its decorator); None when
+    lm-eval's evaluator was never imported (then no run is under way)."""
+    evaluator = sys.modules.get("lm_eval.evaluator")
+    function = getattr(evaluator, "simple_evaluate", None)
+    return getattr(inspect.unwrap(function), "__code__", None) if function else None
+
+
+def _metrics_bypassed(task: Any) -> bool:
+    """An lm-eval task whose metrics were swapped for ``bypass`` (``Task.override_metric``,
+    what ``simple_evaluate(predict_only=True)`` does to every task)."""
+    api_task = sys.modules.get("lm_eval.api.task")
+    if api_task is None or not isinstance(task, api_task.Task):
+        return False
+    try:
+        metrics = task.get_config("metric_list") or []
+    except AttributeError:  # a task still being built (its dataset first) has no config yet
+        return False
+    return any(isinstance(m, Mapping) and m.get("metric") == "bypass" for m in metrics)
 
 
 def resolve_judge_settings(metadata: Mapping[str, Any]) -> dict[str, str]:
     """Judge settings from --metadata / environment, checked before any generation: the
     key, then one small request to the judge (`preflight_judge`; once per process). Returns
     the doc field that carries the options to the judge filter."""
-    options = {k: v for k, v in metadata.items() if k in JudgeSettings.option_names()}
-    if predict_only_requested() and "judge" not in options:
-        log.info("--predict_only: the judge is off (pass judge in --metadata to force it).")
-        options["judge"] = "off"
+    options = _judge_off_if_predict_only(
+        {k: v for k, v in metadata.items() if k in JudgeSettings.option_names()}
+    )
     settings = JudgeSettings.resolve(options)
     settings.check_credentials()
     preflight_judge(settings)
@@ -66,6 +104,15 @@ def report_judge_usage(task: str, usage: JudgeUsage | None) -> None:
 
 def doc_judge_settings(doc: Mapping[str, Any]) -> JudgeSettings:
     """The judge settings a doc was built with (docs of older runs carry none: the
-    environment's and the defaults)."""
+    environment's and the defaults); off when the task runs predict-only and the doc names
+    no judge."""
     raw = doc.get(JUDGE_FIELD)
-    return JudgeSettings.resolve(json.loads(raw) if raw else {})
+    return JudgeSettings.resolve(_judge_off_if_predict_only(json.loads(raw) if raw else {}))
+
+
+def _judge_off_if_predict_only(options: dict[str, Any]) -> dict[str, Any]:
+    """The options with ``judge=off`` under predict-only, unless they name a judge."""
+    if "judge" not in options and predict_only_requested():
+        log.info("predict-only run: the judge is off (pass judge in --metadata to force it).")
+        return {**options, "judge": "off"}
+    return options
