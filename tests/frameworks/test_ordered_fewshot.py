@@ -8,6 +8,7 @@ itself, the same for one seed, different for another, and the same in both frame
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -228,3 +229,64 @@ def test_bad_configuration_on_the_command_lines(workdir: Path) -> None:
     output = done.stdout + done.stderr
     assert "Traceback" not in output
     assert "conceptcomb: error: k=37 demonstrations asked for, but the pool holds 36" in output
+
+
+def run_solver(solver, sample_id: str, question: str):
+    import asyncio
+
+    from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ModelName
+    from inspect_ai.solver import TaskState
+
+    messages = [ChatMessageSystem(content="Add."), ChatMessageUser(content=question)]
+    state = TaskState(ModelName("mockllm/model"), sample_id, 1, question, messages)
+    return asyncio.run(solver(state, None))  # type: ignore[arg-type]
+
+
+def test_text_demonstrations_from_a_csv_pool(tmp_path: Path) -> None:
+    """``template`` renders the demonstrations as text before the question; a CSV pool."""
+    from conceptcomb.samplers import fewshot_pool, ordered_fewshot
+
+    rows = read_jsonl(EXAMPLE / "train.jsonl")
+    with (tmp_path / "pool.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    pool = fewshot_pool(tmp_path / "pool.csv", input="question", target="answer",
+                        difficulty="level")  # fmt: skip
+    solver = ordered_fewshot(pool, k=3, difficulty="level", levels="easy<medium<hard",
+                             template="Q: {input} ({level})\nA: {target}")  # fmt: skip
+    state = run_solver(solver, "test-00", "What is 8 + 7?")
+    roles = [m.role for m in state.messages]
+    assert roles == ["system", "user"]
+    text = state.messages[1].text
+    assert text.endswith("\n\nWhat is 8 + 7?") and text.count("Q: ") == 3
+    shown = [ITEMS[q]["id"] for q in QUESTION.findall(text)][:-1]
+    assert shown == state.metadata["fewshot_ids"] and levels(shown) == LEVELS
+    assert "(easy)\nA: " in text
+    with pytest.raises(ConfigError, match="template="):
+        ordered_fewshot(pool, difficulty="level", levels="easy<medium<hard",
+                        template="{nothing}")  # fmt: skip
+
+
+def test_pool_samples_need_ids_and_difficulties(tmp_path: Path) -> None:
+    from inspect_ai.dataset import Sample
+
+    from conceptcomb.samplers import fewshot_pool, ordered_fewshot
+
+    with pytest.raises(ConfigError, match="pool sample 0 has no id"):
+        ordered_fewshot([Sample(input="q", target="a", metadata={"difficulty": 1})], k=1)
+    with pytest.raises(ConfigError, match="has no difficulty field 'level'"):
+        fewshot_pool([Sample(input="q", target="a", id="x", metadata={})], difficulty="level")
+    with pytest.raises(ConfigError, match="order='sideways'"):
+        ordered_fewshot([Sample(input="q", target="a", id="x", metadata={"difficulty": 1})],
+                        k=1, order="sideways")  # fmt: skip
+
+
+def test_the_sampler_says_which_lm_eval_it_needs() -> None:
+    """Called other than from lm-eval's fewshot_context (another lm-eval), one clear line."""
+    from conceptcomb.samplers import EasyToHard
+
+    sampler = EasyToHard([{"id": "a", "difficulty": 1}, {"id": "b", "difficulty": 2}])
+    with pytest.raises(ConfigError, match=r"use lm-eval >=0.4.13,<0.5"):
+        sampler.sample(1, eval_doc={"id": "c"})
+    assert sampler.sample(0) == []

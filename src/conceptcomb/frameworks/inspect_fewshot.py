@@ -47,7 +47,7 @@ from conceptcomb.common.demonstrations import (
 )
 from conceptcomb.common.errors import ConfigError, DataFormatError, DataUnavailableError
 
-LOGGED_IDS = "fewshot_ids"  # the same key as lm-eval's docs carry
+LOGGED_IDS = "fewshot_ids"  # in each sample's metadata: the demonstrations shown, in order
 LMEVAL_FEWSHOT_SEED = 1234  # lm-eval's default few-shot seed
 
 
@@ -59,7 +59,7 @@ class FewshotPool(Sequence[Sample]):
     source: str
     size: int
     difficulty: str | None
-    samples: tuple[Sample, ...] = field(repr=False, compare=False, metadata={"log": False})
+    samples: tuple[Sample, ...] = field(repr=False, compare=False)
 
     def __getitem__(self, index: Any) -> Any:
         return self.samples[index]
