@@ -77,3 +77,13 @@ def test_same_replies_same_numbers_as_lm_eval(built_dir: Path, tmp_path: Path) -
         else:
             assert ours[name] == pytest.approx(theirs[name]), name
     assert ours["bleu4"] > 0 and ours["coverage"] > 0
+
+
+def test_a_misspelt_option_is_refused() -> None:
+    """conceptcomb/cggc refuses an unknown -T option, as the named tasks do (one line)."""
+    from conceptcomb.common.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"cggc has no option oder \(-T\): its options are"):
+        TASKS["cggc"](oder="easy2hard")
+    with pytest.raises(ConfigError, match="cggc_ood has no option setting"):
+        TASKS["cggc_ood"](setting="id")

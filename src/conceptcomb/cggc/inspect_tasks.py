@@ -190,32 +190,35 @@ def _options(values: Mapping[str, object]) -> TaskOptions:
     return TaskOptions.resolve({k: v for k, v in values.items() if v is not None})
 
 
+class AnyCggcOptions(CggcOptions, total=False):
+    """The options of ``conceptcomb/cggc``: every named task's, and what the names fix."""
+
+    setting: str
+    """``ood`` (default) or ``id``."""
+    order: str
+    """``random`` (default), ``easy_to_hard`` or ``hard_to_easy`` (or easy2hard, hard2easy)."""
+    structure: str | None
+    """``A``, ``B`` or ``C``: demonstrations of one structure type (Table 7 "level")."""
+    prompt_style: str
+    """``paper`` (default) or ``script`` (the authors' released layout)."""
+
+
 @task(name="cggc")
-def cggc(
-    setting: str = "ood",
-    order: str = "random",
-    structure: str | None = None,
-    k: int = 4,
-    packaging: str | None = None,
-    test_type: str | None = None,
-    prompt_style: str = "paper",
-    seed: int = 0,
-    data_dir: str | None = None,
-    spice_jars: str | None = None,
-) -> Task:
-    """CGGC with every option: -T setting=ood -T order=easy_to_hard ..."""
-    style_named(prompt_style)  # a clear error for an unknown style
+def cggc(**options: Unpack[AnyCggcOptions]) -> Task:
+    """CGGC with every option: -T setting=ood -T order=easy_to_hard ... (a misspelt option
+    is refused, as by the named tasks)."""
+    check_options("cggc", options, AnyCggcOptions)
+    values = dict(options)
+    style = str(values.pop("prompt_style", None) or "paper")
+    style_named(style)  # a clear error for an unknown style
+    structure = values.pop("structure", None)
     spec = CggcTaskSpec(
-        setting=str(setting).lower(),
-        order=order_name(order),
+        setting=str(values.pop("setting", None) or "ood").lower(),
+        order=order_name(str(values.pop("order", None) or "random")),
         structure=str(structure).upper() if structure else None,
-        style=str(prompt_style),
+        style=style,
     )
-    options = dict(
-        k=k, packaging=packaging, test_type=test_type, seed=seed, data_dir=data_dir,
-        spice_jars=spice_jars,
-    )  # fmt: skip
-    return cggc_task(spec, _options(options))
+    return cggc_task(spec, _options(values))
 
 
 def named_task(name: str, options: CggcOptions) -> Task:
