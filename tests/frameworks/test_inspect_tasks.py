@@ -79,3 +79,20 @@ def test_inspect_passes_judge_options_and_refuses_unknown_ones(tmp_path: Path) -
             display="none",
             log_dir=str(tmp_path),
         )
+
+
+def test_the_inspect_entry_point_writes_nothing(tmp_path) -> None:
+    """Inspect imports every package's entry point, whichever task runs: ours writes no
+    file (tiktoken's offline copy is written when one of our tasks is built)."""
+    import os
+    import subprocess
+    import sys
+
+    cache = tmp_path / "tiktoken"
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(cache), "HOME": str(tmp_path / "home")}
+    code = "import conceptcomb._inspect_registry"
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=300)
+    assert not cache.exists() or not any(cache.iterdir())
+    built = "from conceptcomb.cggc.inspect_tasks import TASKS; TASKS['cggc_ood'](k=4)"
+    subprocess.run([sys.executable, "-c", built], env=env, check=True, timeout=300)
+    assert any(cache.iterdir())  # primed when a task of ours is built

@@ -29,6 +29,7 @@ from inspect_ai.solver import Solver, generate
 from conceptcomb.common.contract import MetricInfo
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.common.inspect_metrics import total
+from conceptcomb.common.offline import prime_tiktoken_cache
 from conceptcomb.scorers.judge_settings import JudgeSettings
 
 
@@ -110,6 +111,8 @@ def build_task(
 ) -> Task:
     """An Inspect task of one benchmark: its samples, scorer, generation settings (greedy by
     default; ``--temperature`` etc. override them), version and what the log records."""
+    # Inspect counts tokens with tiktoken's o200k_base, a download: rebuilt offline, once.
+    prime_tiktoken_cache()
     return Task(
         dataset=MemoryDataset(list(samples), name=name),
         setup=setup,
