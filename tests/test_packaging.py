@@ -119,3 +119,25 @@ def test_entry_point_for_newer_lm_eval(fresh_env: Path, tmp_path: Path) -> None:
     )
     done = run(fresh_env, "python", "-c", code, cwd=tmp_path)
     assert done.stdout.strip() == "['conceptcomb']"
+
+
+def test_the_installed_frameworks_are_the_supported_ones() -> None:
+    """We rely on lm-eval's and Inspect's internals (the few-shot sampler, predict-only,
+    the task folder, the entry point's prefix): pyproject bounds their versions, and a run
+    on an unsupported one fails here, loudly, rather than somewhere inside a benchmark."""
+    import re
+    from importlib.metadata import version
+
+    from packaging.specifiers import SpecifierSet
+
+    text = (Path(__file__).parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+    bounds = {
+        name: SpecifierSet(found)
+        for name, found in re.findall(r'^    "(lm-eval|inspect-ai)([^"\[]*)",$', text, re.M)
+    }
+    assert set(bounds) == {"lm-eval", "inspect-ai"}
+    for name in ("lm-eval", "inspect-ai"):
+        assert "<" in str(bounds[name]), f"{name} needs an upper bound in pyproject.toml"
+        assert bounds[name].contains(version(name)), (
+            f"{name} {version(name)} is outside the supported {bounds[name]}"
+        )
