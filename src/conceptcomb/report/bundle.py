@@ -24,10 +24,11 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import itertools
 import json
 import platform
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -104,28 +105,38 @@ def redact(value: Any, name: str = "") -> Any:
     return value
 
 
-def find_secrets(value: Any, where: str = "bundle") -> list[str]:
-    """Paths of fields that hold a credential, with what it looks like."""
-    found: list[str] = []
+def find_secrets(value: Any, where: str = "bundle", most: int | None = None) -> list[str]:
+    """Paths of fields that hold a credential, with what it looks like (the first ``most``
+    of them when given)."""
+    return list(itertools.islice(_secrets(value, where), most))
+
+
+def _secrets(value: Any, path: Any) -> Iterator[str]:
+    """``path``: (parent path, key or index), nested, written out only for a finding (a
+    bundle from anyone may have long keys, deep down)."""
     if isinstance(value, dict):
         for key, item in value.items():
-            path = f"{where}.{key}"
             if _packed(value, key):
                 continue
             if isinstance(item, str) and item and item != REDACTED and _secret_field(str(key)):
-                found.append(f"{path} is a credential field with a value")
+                yield f"{_path((path, str(key)))} is a credential field with a value"
             else:
-                found += find_secrets(item, path)
+                yield from _secrets(item, (path, str(key)))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            found += find_secrets(item, f"{where}[{index}]")
+            yield from _secrets(item, (path, index))
     elif isinstance(value, str):
-        found += [
-            f"{where} holds what looks like {kind}"
-            for kind, pattern in SECRET_PATTERNS.items()
-            if pattern.search(value)
-        ]
-    return found
+        for kind, pattern in SECRET_PATTERNS.items():
+            if pattern.search(value):
+                yield f"{_path(path)} holds what looks like {kind}"
+
+
+def _path(path: Any) -> str:
+    parts = []
+    while isinstance(path, tuple):
+        path, part = path
+        parts.append(f"[{part}]" if isinstance(part, int) else f".{part}")
+    return path + "".join(reversed(parts))
 
 
 # --- hashes ---------------------------------------------------------------------------------

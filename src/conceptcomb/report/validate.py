@@ -1,19 +1,33 @@
 """``conceptcomb validate-bundle FILE``: schema, integrity, data checksums, no secrets, and
 the per-item evidence (`conceptcomb.report.verify`): each task verified, partial or
-unverified."""
+unverified. Bundles come from anyone: the file and its evidence are read within the limits
+of `conceptcomb.report.safe_json`, a bundle holds each task once (so at most every task of
+this package), and what is wrong is one line per problem (at most `MAX_PROBLEMS` lines)."""
 
 from __future__ import annotations
 
-import json
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conceptcomb.benchmarks import benchmarks
+from conceptcomb.benchmarks import benchmarks, known_tasks
 from conceptcomb.common.evidence import ENCODING, EVIDENCE_FORMAT
 from conceptcomb.report.bundle import SCHEMA_IDS, content_sha256, find_secrets
 from conceptcomb.report.datasets import check_record
-from conceptcomb.report.verify import TaskCheck, check_task
+from conceptcomb.report.safe_json import (
+    MAX_DEPTH,
+    EvidenceBudget,
+    Refused,
+    clip,
+    read_bundle_json,
+)
+from conceptcomb.report.verify import UNVERIFIED, TaskCheck, check_task, printable, with_outcome
+
+# Problems listed of one bundle (a hostile one may have millions): the rest are counted;
+# of one kind (schema, secrets): the rest are not looked for.
+MAX_PROBLEMS = 1000
+MAX_OF_A_KIND = 100
 
 _NUMBER_OR_NULL = {"type": ["number", "null"]}
 _SHA256 = {"type": "string", "pattern": "^[0-9a-f]{64}$"}
@@ -112,6 +126,7 @@ BUNDLE_SCHEMA = {
         "schema": {"enum": list(SCHEMA_IDS)},
         "created": {"type": "string"},
         "conceptcomb_version": {"type": "string"},
+        "python": {"type": "string"},
         "framework": {
             "type": "object",
             "required": ["name", "version"],
@@ -134,21 +149,35 @@ BUNDLE_SCHEMA = {
                 "properties": {"file": {"type": "string"}, "sha256": _SHA256},
             },
         },
+        "generation": {"type": "object"},
+        "notes": {"type": "array", "items": {"type": "string"}},
         "content_sha256": _SHA256,
     },
 }
 
 
-def _schema_problems(bundle: Any) -> list[str]:
+def _schema_errors(bundle: Any) -> list[tuple[tuple[Any, ...], str]]:
+    """(the field's path, the problem) of the schema errors, in the bundle's order: the
+    first `MAX_PROBLEMS` found, and a line saying there are more."""
     from jsonschema import Draft202012Validator
 
     validator = Draft202012Validator(BUNDLE_SCHEMA)
-    problems = []
-    for error in sorted(validator.iter_errors(bundle), key=lambda e: list(e.absolute_path)):
-        where = "bundle" + "".join(
-            f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path
-        )
-        problems.append(f"schema: {where}: {error.message}")
+    found = list(itertools.islice(validator.iter_errors(bundle), MAX_OF_A_KIND + 1))
+    errors = []
+    for error in sorted(found[:MAX_OF_A_KIND], key=lambda e: list(e.absolute_path)):
+        path = tuple(error.absolute_path)
+        where = "bundle" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+        errors.append((path, f"schema: {where}: {clip(error.message)}"))
+    if len(found) > MAX_OF_A_KIND:
+        errors.append(((), f"schema: more problems than these {MAX_OF_A_KIND}, not listed"))
+    return errors
+
+
+def _secret_problems(value: Any, where: str) -> list[str]:
+    found = find_secrets(value, where, MAX_OF_A_KIND + 1)
+    problems = [f"secret: {finding}" for finding in found[:MAX_OF_A_KIND]]
+    if len(found) > MAX_OF_A_KIND:
+        problems.append(f"secret: more than these {MAX_OF_A_KIND} in {where}, not listed")
     return problems
 
 
@@ -162,33 +191,141 @@ class BundleCheck:
         return not self.problems
 
 
+def max_tasks() -> int:
+    """A bundle holds each task at most once: at most every task this package has."""
+    return len(known_tasks())
+
+
 def check_bundle(bundle: Any, data_dir: str | None = None) -> BundleCheck:
-    """Every problem found, and each task's verification state."""
-    check = BundleCheck([f"secret: {found}" for found in find_secrets(bundle)])
-    check.problems += _schema_problems(bundle)
+    """Every problem found, and each task's verification state. In an invalid bundle no
+    task is verified: each task's line says what was checked and what failed."""
+    try:
+        check = _check_bundle(bundle, data_dir)
+    except RecursionError:  # a bundle made in memory, nested deeper than any file may be
+        check = BundleCheck([f"limit: the bundle is nested deeper than {MAX_DEPTH} levels"])
+    except MemoryError:
+        check = BundleCheck(["limit: checking the bundle ran out of memory"])
+    problems = [printable(clip(problem, 1000)) for problem in check.problems[:MAX_PROBLEMS]]
+    if len(check.problems) > MAX_PROBLEMS:
+        more = len(check.problems) - MAX_PROBLEMS
+        problems.append(f"… and {more:,} more problems, not listed")
+    check.problems = problems
+    return check
+
+
+def _check_bundle(bundle: Any, data_dir: str | None) -> BundleCheck:
+    schema = _schema_errors(bundle)
+    check = BundleCheck(_secret_problems(bundle, "bundle"))
+    check.problems += [problem for _, problem in schema]
     if not isinstance(bundle, dict):
         return check
-    recorded = bundle.get("content_sha256")
-    if isinstance(recorded, str) and recorded != content_sha256(bundle):
+    check.problems += _checksum_problems(bundle)
+    tasks = bundle.get("tasks")
+    if not isinstance(tasks, list):
+        return check
+    first, repeated = _repeated_tasks(tasks)
+    check.problems += repeated
+    if len(tasks) > max_tasks():
         check.problems.append(
-            f"checksum: content_sha256 is {recorded}, but the content hashes to "
-            f"{content_sha256(bundle)}: the bundle was edited after `conceptcomb submit-bundle` "
-            "wrote it; make it again from the results"
+            f"limit: bundle.tasks holds {len(tasks):,} tasks, more than the {max_tasks()} "
+            "tasks of this package (a bundle holds each task at most once): none was checked"
         )
-    for index, task in enumerate(bundle.get("tasks") or []):
-        if not isinstance(task, dict):
-            continue
+        return check
+    misshapen = _misshapen(tasks)
+    budget = EvidenceBudget()
+    checked = []
+    found = list(check.problems)  # the problems so far, which name the task they concern
+    for index, task in enumerate(tasks):
+        if index not in first:
+            continue  # a task recorded again: its first record is checked
         where = f"bundle.tasks[{index}]"
-        for number, record in enumerate(task.get("datasets") or []):
-            if isinstance(record, dict):
-                problems = check_record(record, f"{where}.datasets[{number}]")
-                check.problems += [f"data: {p}" for p in problems]
-        task_check = check_task(task, where, data_dir)
-        leaks = find_secrets(task_check.items, f"{where}.evidence.items")
-        check.problems += [f"secret: {found}" for found in leaks]
-        check.problems += task_check.problems
-        check.tasks.append(task_check)
+        own = [problem for problem in found if _concerns(problem, where)]
+        if index in misshapen:
+            task_check = TaskCheck(
+                _name(task, where), UNVERIFIED, "not checked, its record is malformed"
+            )
+        else:
+            task_check, problems = _check_task(task, where, data_dir, budget)
+            check.problems += problems
+            own += problems
+        checked.append((task_check, own))
+    if check.problems:  # no task of an invalid bundle is verified
+        check.tasks = [with_outcome(task_check, own) for task_check, own in checked]
+    else:
+        check.tasks = [task_check for task_check, _ in checked]
     return check
+
+
+def _misshapen(tasks: list[Any]) -> set[int]:
+    """The tasks whose record does not match the schema: not checked further."""
+    from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(TASK_SCHEMA)
+    return {index for index, task in enumerate(tasks) if not validator.is_valid(task)}
+
+
+def _checksum_problems(bundle: dict[str, Any]) -> list[str]:
+    recorded = bundle.get("content_sha256")
+    if not isinstance(recorded, str):
+        return []
+    try:
+        actual = content_sha256(bundle)
+    except (ValueError, TypeError) as err:  # not JSON: a bundle made in memory
+        return [f"checksum: the content cannot be hashed ({clip(str(err))})"]
+    if recorded == actual:
+        return []
+    return [
+        f"checksum: content_sha256 is {clip(recorded, 80)}, but the content hashes to "
+        f"{actual}: the bundle was edited after `conceptcomb submit-bundle` wrote it; make it "
+        "again from the results"
+    ]
+
+
+def _name(task: Any, where: str) -> str:
+    name = task.get("task") if isinstance(task, dict) else None
+    return printable(clip(name, 120)) if isinstance(name, str) else where
+
+
+def _repeated_tasks(tasks: list[Any]) -> tuple[set[int], list[str]]:
+    """The indexes of the tasks to check (each task's first record, and records without a
+    name, which the schema refuses), and a problem per task recorded more than once."""
+    first: set[int] = set()
+    seen: dict[str, list[int]] = {}
+    for index, task in enumerate(tasks):
+        name = task.get("task") if isinstance(task, dict) else None
+        if not isinstance(name, str):
+            first.add(index)
+            continue
+        indexes = seen.setdefault(name, [])
+        if not indexes:
+            first.add(index)
+        indexes.append(index)
+    problems = []
+    for name, indexes in seen.items():
+        if len(indexes) > 1:
+            again = ", ".join(f"[{i}]" for i in indexes[1:5]) + (", …" if len(indexes) > 5 else "")
+            problems.append(
+                f"bundle.tasks[{indexes[0]}]: {printable(clip(name, 120))} is recorded "
+                f"{len(indexes):,} times (again at tasks{again}): a bundle holds each task once"
+            )
+    return first, problems
+
+
+def _concerns(problem: str, where: str) -> bool:
+    """The problem names the task's record (``bundle.tasks[3]``, ``bundle.tasks[3].x``)."""
+    return f"{where}." in problem or f"{where}:" in problem or f"{where} " in problem
+
+
+def _check_task(
+    task: dict[str, Any], where: str, data_dir: str | None, budget: EvidenceBudget
+) -> tuple[TaskCheck, list[str]]:
+    problems = []
+    for number, record in enumerate(task.get("datasets") or []):
+        problems += [f"data: {p}" for p in check_record(record, f"{where}.datasets[{number}]")]
+    task_check = check_task(task, where, data_dir, budget)
+    problems += _secret_problems(task_check.items, f"{where}.evidence.items")
+    problems += task_check.problems
+    return task_check, problems
 
 
 def validate_bundle(bundle: Any, data_dir: str | None = None) -> list[str]:
@@ -197,14 +334,19 @@ def validate_bundle(bundle: Any, data_dir: str | None = None) -> list[str]:
 
 
 def read_bundle_file(path: Path) -> Any:
-    """The bundle's JSON; DataFormatError-like message as a problem when unreadable."""
-    return json.loads(path.read_text(encoding="utf-8"))
+    """The bundle's JSON, read within the limits of `conceptcomb.report.safe_json`; Refused
+    (a ValueError naming the problem) or OSError when it cannot be."""
+    return read_bundle_json(path)
 
 
 def check_file(path: Path, data_dir: str | None = None) -> BundleCheck:
     try:
         bundle = read_bundle_file(path)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+    except OSError as err:
+        return BundleCheck([f"{path}: cannot be read ({err})"])
+    except Refused as err:
+        if err.limit:
+            return BundleCheck([f"limit: {path}: {err}"])
         return BundleCheck([f"{path}: not a JSON file ({err})"])
     return check_bundle(bundle, data_dir)
 

@@ -8,7 +8,9 @@ Offline (`check_task`), for each task whose bundle carries evidence:
   questions are those the answer asks; the stored ratings give the stored per-item scores;
 * the per-item scores aggregate to the claimed metrics (up to floating-point rounding).
 
-A task without evidence is *unverified*, with the reason. ``--rescore`` (`rescore_task`)
+A task without evidence is *unverified*, with the reason. In an INVALID bundle no task is
+*verified*: a task with problems of its own is *FAILED*, the others *not counted*, each
+line saying what was checked (`with_outcome`). ``--rescore`` (`rescore_task`)
 asks a judge every stored question again (through the judge cache), and reports the
 agreement with the stored ratings and the metrics recomputed from the new ratings beside
 the claimed ones.
@@ -16,16 +18,21 @@ the claimed ones.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from conceptcomb.benchmarks import evidence_adapter
-from conceptcomb.common.errors import ConceptcombError, DataFormatError
-from conceptcomb.common.evidence import close, decode, defined
+from conceptcomb.common.errors import ConceptcombError
+from conceptcomb.common.evidence import close, defined
+from conceptcomb.report.safe_json import EvidenceBudget, Refused, clip, decode_evidence
 
 VERIFIED, PARTIAL, UNVERIFIED = "verified", "partial", "unverified"
 # Worst first: a row of several tasks takes the worst of their states.
 STATES = (UNVERIFIED, PARTIAL, VERIFIED)
+# The states of a task in an INVALID bundle (never verified, whatever its own checks gave):
+# FAILED, the task has problems of its own; NOT_COUNTED, it has none but the bundle has.
+FAILED, NOT_COUNTED = "FAILED", "not counted"
 
 
 def worst(states: list[str]) -> str:
@@ -44,49 +51,116 @@ class TaskCheck:
         return f"{self.task}: {self.status}" + (f" ({self.detail})" if self.detail else "")
 
 
+def printable(text: str) -> str:
+    """The text with control characters and line breaks escaped (``\\n``): what a bundle
+    says is printed on one line and cannot start a line of its own."""
+    return _CONTROL.sub(lambda found: found[0].encode("unicode_escape").decode("ascii"), text)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def with_outcome(check: TaskCheck, own: list[str]) -> TaskCheck:
+    """The task's line in an INVALID bundle: what was checked, and what failed (``own``:
+    the problems that concern this task). Never *verified*."""
+    if check.status in (VERIFIED, PARTIAL):
+        checked = f"checked {check.detail}"
+    elif check.status == UNVERIFIED:
+        checked = f"unverified: {check.detail}" if check.detail else "unverified"
+    else:  # already settled
+        return check
+    if own:
+        count = f"{len(own)} problem" + ("s" if len(own) > 1 else "")
+        detail = f"{checked}; {count} with this task, listed above"
+        return replace(check, status=FAILED, detail=detail)
+    detail = f"{checked}: no problem with this task, but the bundle is INVALID"
+    return replace(check, status=NOT_COUNTED, detail=detail)
+
+
 def _label(item_id: Any, number: int) -> str:
     """The item's key (the part after the dataset sha256), for messages."""
     if isinstance(item_id, str) and ":" in item_id:
-        return item_id.split(":", 1)[1]
+        return printable(clip(item_id.split(":", 1)[1], 120))
     return f"#{number + 1} (no id)"
 
 
-def evidence_items(task: dict[str, Any], where: str) -> list[dict[str, Any]] | None:
+def evidence_items(
+    task: dict[str, Any], where: str, budget: EvidenceBudget | None = None
+) -> list[dict[str, Any]] | None:
+    """The task's evidence items (None: it holds none), read within the limits of
+    `conceptcomb.report.safe_json` (`Refused` naming the problem otherwise)."""
     record = task.get("evidence")
     if not isinstance(record, dict) or "data" not in record:
         return None
-    return decode(record, f"{where}.evidence")
+    return decode_evidence(record, f"{where}.evidence", budget)
 
 
-def check_task(task: dict[str, Any], where: str, data_dir: str | None) -> TaskCheck:
-    name, benchmark = str(task.get("task")), str(task.get("benchmark"))
+def check_task(
+    task: dict[str, Any],
+    where: str,
+    data_dir: str | None,
+    budget: EvidenceBudget | None = None,
+) -> TaskCheck:
+    """The task's state and problems; ``budget`` is what the evidence of the bundle's tasks
+    may still take (each task alone may take all of it when None)."""
+    name = printable(clip(str(task.get("task")), 120))
+    benchmark = str(task.get("benchmark"))
     record = task.get("evidence")
+    if name != task.get("task"):  # too long, or with line breaks: no task of ours
+        return TaskCheck(name, UNVERIFIED, "not checked: not the name of a task")
+    if budget is not None and budget.spent:
+        return TaskCheck(name, UNVERIFIED, "not checked: the evidence before it is over the limit")
     try:
-        items = evidence_items(task, where)
-    except DataFormatError as err:
-        return TaskCheck(name, UNVERIFIED, "", [f"evidence: {err}"])
+        items = evidence_items(task, where, budget)
+    except Refused as err:
+        kind = "limit" if err.limit else "evidence"
+        return TaskCheck(name, UNVERIFIED, "its evidence could not be read", [f"{kind}: {err}"])
     if items is None:
         reason = record.get("missing") if isinstance(record, dict) else None
-        return TaskCheck(name, UNVERIFIED, str(reason or "the bundle holds no per-item evidence"))
+        reason = printable(clip(str(reason or "the bundle holds no per-item evidence"), 300))
+        return TaskCheck(name, UNVERIFIED, reason)
     checker = evidence_adapter(benchmark)
     if checker is None:
         return TaskCheck(name, UNVERIFIED, f"no per-item checks for {benchmark}", items=items)
     try:
         test = checker.test_set(name, task.get("options") or {}, data_dir)
     except ConceptcombError as err:  # no copy of the data here: unchecked, not invalid
-        return TaskCheck(name, UNVERIFIED, f"its test set could not be read here: {err}")
+        detail = f"its test set could not be read here: {err}"
+        return TaskCheck(name, UNVERIFIED, detail, items=items)  # still scanned for secrets
+    except Exception as err:  # what the task's record asks is not a test set we know
+        return TaskCheck(
+            name, UNVERIFIED, f"its test set could not be read here: {_failure(err)}", items=items
+        )
     expected = {test.item_id(key): key for key in test.items}
+    if len(items) > len(test.items):
+        problem = (
+            f"evidence: {name}: holds {len(items):,} items, more than the {len(test.items):,} of "
+            "its test set (each test item at most once): its items were not checked one by one"
+        )
+        return TaskCheck(name, UNVERIFIED, "its evidence holds too many items", [problem], items)
     problems, seen = _check_items(name, checker, test.items, expected, items)
     problems += _check_counts(name, task, record, items)
-    problems += _check_metrics(name, task, checker.aggregate(name, _scores(items)))
+    try:
+        aggregated = checker.aggregate(name, _scores(items))
+    except Exception as err:
+        problems.append(f"evidence: {name}: its per-item scores do not aggregate ({_failure(err)})")
+    else:
+        problems += _check_metrics(name, task, aggregated)
     check = TaskCheck(name, VERIFIED, f"all {len(expected)} test items", problems, items)
     if len(seen) < len(expected):
         check.status, check.detail = PARTIAL, f"{len(seen)} of the {len(expected)} test items"
     return check
 
 
+def _failure(err: Exception) -> str:
+    return printable(clip(f"{type(err).__name__}: {err}", 300))
+
+
 def _scores(items: list[dict[str, Any]]) -> list[dict[str, float]]:
-    return [defined(item.get("scores") if isinstance(item, dict) else None) for item in items]
+    return [
+        defined(scores if isinstance(scores := item.get("scores"), dict) else None)
+        for item in items
+    ]
 
 
 def _check_items(
@@ -97,7 +171,7 @@ def _check_items(
     for number, evidence in enumerate(items):
         item_id = evidence.get("id")
         label = _label(item_id, number)
-        key = expected.get(item_id)
+        key = expected.get(item_id) if isinstance(item_id, str) else None
         if key is None:
             problems.append(
                 f"evidence: {name} item {label}: not an item of the task's test set in the "
@@ -108,7 +182,10 @@ def _check_items(
             problems.append(f"evidence: {name} item {label}: stored twice")
             continue
         seen.add(item_id)
-        found = checker.check_item(name, test_items[key], evidence)
+        try:
+            found = checker.check_item(name, test_items[key], evidence)
+        except Exception as err:  # a field of the wrong type, where the checks expect another
+            found = [f"could not be checked ({_failure(err)})"]
         problems += [f"evidence: {name} item {label}: {problem}" for problem in found]
     return problems, seen
 
