@@ -31,3 +31,15 @@ def test_gap_is_id_minus_ood(tmp_path: Path, capsys) -> None:
     assert [float(x) for x in gap_row[-8:]] == [2.0 + i / 2 for i in range(8)]
     assert main(["cggc", "report", str(tmp_path)]) == 0
     assert "ROUGE-2" in capsys.readouterr().out
+
+
+def test_bundles_name_the_cggc_dataset(built_dir: Path) -> None:
+    """A bundle's dataset records carry the CGGC dataset's identity (its manifest sha256)."""
+    from conceptcomb.cggc.data import PACKAGED_SHA256, load_dataset
+    from conceptcomb.report.datasets import dataset_records
+
+    shipped = [r for r in dataset_records("cggc", {}) if r["kind"] == "built"]
+    assert shipped[0]["dataset_sha256"] == PACKAGED_SHA256
+    assert shipped[0]["title"] == "CGGC as shipped with conceptcomb"
+    own = [r for r in dataset_records("cggc", {"data_dir": str(built_dir)}) if r["kind"] == "built"]
+    assert own[0]["dataset_sha256"] == load_dataset(built_dir).sha256 != PACKAGED_SHA256

@@ -3,7 +3,6 @@ sees it."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from conceptcomb.common.contract import Benchmark, MetricInfo
@@ -36,13 +35,24 @@ def datasets() -> dict[str, Any]:
 
 
 def local_data_records(data_dir: str | None) -> list[dict[str, Any]]:
-    """The user's own CGGC build (`conceptcomb cggc build`), if one is found: its sha256."""
-    from conceptcomb.cggc.data import POOL_FILE, TEST_FILE, _find_file, dataset_dir
+    """The CGGC dataset the tasks read (the shipped one, or the user's own build): its
+    files' sha256 and its identity, ``dataset_sha256`` (`conceptcomb.cggc.data`)."""
+    from conceptcomb.cggc.data import (
+        PACKAGED_DIR,
+        PACKAGED_SHA256,
+        POOL_FILE,
+        TEST_FILE,
+        _find_file,
+        dataset_dir,
+        load_dataset,
+    )
     from conceptcomb.common.datafiles import sha256_of
     from conceptcomb.common.errors import ConceptcombError
 
     try:
-        folder = dataset_dir(data_dir or os.environ.get("CONCEPTCOMB_DATA_DIR"))
+        folder = dataset_dir(data_dir)  # else CONCEPTCOMB_DATA_DIR if it holds CGGC, else shipped
+        shipped = folder == PACKAGED_DIR
+        identity = PACKAGED_SHA256 if shipped else load_dataset(folder).sha256
     except ConceptcombError:
         return []
     files = {}
@@ -50,7 +60,9 @@ def local_data_records(data_dir: str | None) -> list[dict[str, Any]]:
         path = _find_file(folder, stem)
         if path is not None:
             files[path.name] = {"sha256": sha256_of(path), "checked_locally": True}
-    return [{"kind": "built", "key": "cggc", "title": "CGGC built by the user", "files": files}]
+    title = "CGGC as shipped with conceptcomb" if shipped else "CGGC built by the user"
+    record = {"kind": "built", "key": "cggc", "title": title, "dataset_sha256": identity}
+    return [{**record, "files": files}]
 
 
 BENCHMARK = Benchmark(
