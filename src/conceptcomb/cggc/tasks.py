@@ -303,7 +303,3 @@ def item_doc(
         "demonstration_labels": [d.graph_label for d in demos],
         "demonstration_types": [d.structure or "" for d in demos],
     }
-
-
-def demo_doc(demo: CggcItem, spec: CggcTaskSpec, options: TaskOptions) -> dict[str, Any]:
-    return {"prompt": question(demo, spec.prompt_style, options.seed), "target": demo.target}
