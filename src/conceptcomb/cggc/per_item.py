@@ -14,16 +14,11 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
+from conceptcomb.common.evidence import full_inspect_log, lm_eval_samples_path
 from conceptcomb.common.runs import TaskRun
 
 PER_ITEM = ("rouge2", "rougeL", "coverage")
 ItemScores = dict[str, dict[str, float]]  # item id -> metric -> value
-
-
-def _lm_eval_samples(task: TaskRun) -> Path | None:
-    stamp = task.source.stem.removeprefix("results_")
-    found = task.source.parent / f"samples_{task.task}_{stamp}.jsonl"
-    return found if found.is_file() else None
 
 
 def _from_lm_eval(path: Path) -> ItemScores:
@@ -40,10 +35,8 @@ def _from_lm_eval(path: Path) -> ItemScores:
 
 
 def _from_inspect(path: Path) -> ItemScores:
-    from inspect_ai.log import read_eval_log
-
     scores: ItemScores = {}
-    for sample in read_eval_log(str(path)).samples or []:
+    for sample in full_inspect_log(str(path)).samples or []:
         for score in (sample.scores or {}).values():
             if isinstance(score.value, dict):
                 values = {m: float(score.value[m]) for m in PER_ITEM if m in score.value}
@@ -55,7 +48,7 @@ def _from_inspect(path: Path) -> ItemScores:
 def item_scores(task: TaskRun) -> ItemScores | None:
     """The task run's per-item scores, or None where they were not kept."""
     if task.source.name.startswith("results_"):
-        samples = _lm_eval_samples(task)
+        samples = lm_eval_samples_path(task.source, task.task)
         return _from_lm_eval(samples) if samples else None
     if task.source.suffix in (".eval", ".json"):
         try:
@@ -69,16 +62,14 @@ def dataset_sha256(task: TaskRun) -> str | None:
     """The sha256 of the CGGC dataset the run read, as its docs (lm-eval samples) or its
     task metadata (Inspect) record it; None where the run kept neither."""
     if task.source.name.startswith("results_"):
-        samples = _lm_eval_samples(task)
+        samples = lm_eval_samples_path(task.source, task.task)
         if samples is None:
             return None
         with samples.open(encoding="utf-8") as handle:
             first = handle.readline()
         return json.loads(first)["doc"].get("dataset_sha256") if first.strip() else None
     try:
-        from inspect_ai.log import read_eval_log
-
-        metadata = read_eval_log(str(task.source), header_only=True).eval.metadata or {}
+        metadata = full_inspect_log(str(task.source)).eval.metadata or {}
     except Exception:  # not an Inspect log after all
         return None
     return metadata.get("dataset_sha256")

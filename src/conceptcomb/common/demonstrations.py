@@ -30,13 +30,13 @@ relations) passes a `Selection`; the generator, the order and its checks stay he
 
 from __future__ import annotations
 
-import math
 import random
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.common.results_reader import finite_number
 
 T = TypeVar("T")
 
@@ -119,7 +119,7 @@ class Difficulty:
                     f"levels {' < '.join(self.levels)}; declare it or fix the value."
                 )
             return float(self.levels.index(label))
-        number = _number(value)
+        number = finite_number(value)
         if number is None:
             raise ConfigError(
                 f"{where}: difficulty {self.field}={value!r} is not a number; declare the "
@@ -137,7 +137,7 @@ class Difficulty:
                     f"{option}=level={level}: not a declared level ({', '.join(self.levels)})."
                 )
             return float(self.levels.index(level))
-        number = _number(level)
+        number = finite_number(level)
         if number is None:
             raise ConfigError(f"{option}=level={level}: the difficulty is numeric; name a number.")
         return number
@@ -153,16 +153,6 @@ def _label(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value).strip()
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 def item_rng(seed: Any, item_id: Any, *context: Any) -> random.Random:

@@ -88,6 +88,7 @@ class OrderedSampler(ContextSampler):
         super().__init__(df, rnd=rnd, **kw)
         self.seed: Any = rnd
         self._prepared: dict[tuple[int, int], OrderedDemonstrations] = {}
+        self._settings: dict[int, dict[str, Any]] = {}  # per task: read once, not per doc
 
     def set_rnd(self, rnd: Any) -> OrderedSampler:
         """lm-eval's few-shot seed; None (``--seed ...,None``) draws one, which is logged."""
@@ -129,6 +130,11 @@ class OrderedSampler(ContextSampler):
 
     def settings(self, task: Any) -> dict[str, Any]:
         """The ``fewshot_*`` settings of the task's metadata (YAML and ``--metadata``)."""
+        if id(task) not in self._settings:
+            self._settings[id(task)] = self._read_settings(task)
+        return self._settings[id(task)]
+
+    def _read_settings(self, task: Any) -> dict[str, Any]:
         metadata = dict(getattr(task.config, "metadata", None) or {})
         unknown = sorted(k for k in metadata if k.startswith("fewshot_") and k not in SETTINGS)
         if unknown:
