@@ -27,7 +27,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
@@ -80,6 +80,28 @@ class EvidenceAdapter(Protocol):
         self, task: str, item: Any, evidence: dict[str, Any], ratings: dict[str, Any]
     ) -> dict[str, float]:
         """The item's scores from the judge's new replies (keyed by prompt)."""
+
+
+@dataclass
+class Recomputed:
+    """A task's metrics recomputed from its stored items (corpus-level metrics: BLEU, CIDEr,
+    macro-F1, AUC... are not means of per-item scores)."""
+
+    metrics: dict[str, tuple[float, float | None]]  # metric -> (value, standard error)
+    # metric -> why it could not be recomputed on this machine (Java missing for METEOR...):
+    # reported as "not re-checked: <reason>", never as passing.
+    not_rechecked: dict[str, str] = field(default_factory=dict)
+
+
+class CorpusRecheck(Protocol):
+    """What a benchmark with corpus-level metrics adds to `EvidenceAdapter`: when an adapter
+    has ``recompute``, the offline check uses it instead of ``aggregate``."""
+
+    def recompute(
+        self, task: str, options: dict[str, Any], pairs: list[tuple[Any, dict[str, Any]]]
+    ) -> Recomputed:
+        """The task's metrics from (test item, evidence) of every item whose checks passed
+        or not (each test item at most once, in the bundle's order)."""
 
 
 @dataclass

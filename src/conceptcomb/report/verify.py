@@ -6,7 +6,10 @@ Offline (`check_task`), for each task whose bundle carries evidence:
   all of them: the task is *verified*; some: *partial* (a ``--limit`` run, a subset);
 * each stored reply, parsed again by the task's own code, gives the stored answer; the judge
   questions are those the answer asks; the stored ratings give the stored per-item scores;
-* the per-item scores aggregate to the claimed metrics (up to floating-point rounding).
+* the per-item scores aggregate to the claimed metrics (up to floating-point rounding); a
+  benchmark with corpus-level metrics (CGGC's BLEU/CIDEr, AbsPyramid's macro-F1) recomputes
+  them from the stored replies instead (`conceptcomb.common.evidence.CorpusRecheck`), and a
+  metric whose tool is missing here is "not re-checked: <reason>", never passing.
 
 A task without evidence is *unverified*, with the reason. In an INVALID bundle no task is
 *verified*: a task with problems of its own is *FAILED*, the others *not counted*, each
@@ -46,9 +49,18 @@ class TaskCheck:
     detail: str
     problems: list[str] = field(default_factory=list)
     items: list[dict[str, Any]] = field(default_factory=list)  # the decoded evidence
+    # metric -> why it was not recomputed here (its tool is missing on this machine)
+    not_rechecked: dict[str, str] = field(default_factory=dict)
 
     def line(self) -> str:
-        return f"{self.task}: {self.status}" + (f" ({self.detail})" if self.detail else "")
+        detail = self.detail
+        if self.not_rechecked:
+            skipped = "; ".join(
+                f"{metric} not re-checked: {reason}"
+                for metric, reason in sorted(self.not_rechecked.items())
+            )
+            detail = f"{detail}; {skipped}" if detail else skipped
+        return f"{self.task}: {self.status}" + (f" ({detail})" if detail else "")
 
 
 def printable(text: str) -> str:
@@ -138,15 +150,22 @@ def check_task(
             "its test set (each test item at most once): its items were not checked one by one"
         )
         return TaskCheck(name, UNVERIFIED, "its evidence holds too many items", [problem], items)
-    problems, seen = _check_items(name, checker, test.items, expected, items)
+    problems, pairs = _check_items(name, checker, test.items, expected, items)
     problems += _check_counts(name, task, record, items)
+    not_rechecked: dict[str, str] = {}
     try:
-        aggregated = checker.aggregate(name, _scores(items))
+        if hasattr(checker, "recompute"):  # corpus-level metrics, from the stored items
+            recomputed = checker.recompute(name, task.get("options") or {}, pairs)
+            aggregated, not_rechecked = recomputed.metrics, dict(recomputed.not_rechecked)
+        else:
+            aggregated = checker.aggregate(name, _scores(items))
     except Exception as err:
-        problems.append(f"evidence: {name}: its per-item scores do not aggregate ({_failure(err)})")
+        problems.append(f"evidence: {name}: its metrics cannot be recomputed ({_failure(err)})")
     else:
-        problems += _check_metrics(name, task, aggregated)
+        problems += _check_metrics(name, task, aggregated, set(not_rechecked))
     check = TaskCheck(name, VERIFIED, f"all {len(expected)} test items", problems, items)
+    check.not_rechecked = not_rechecked
+    seen = {evidence.get("id") for _, evidence in pairs}
     if len(seen) < len(expected):
         check.status, check.detail = PARTIAL, f"{len(seen)} of the {len(expected)} test items"
     return check
@@ -165,9 +184,11 @@ def _scores(items: list[dict[str, Any]]) -> list[dict[str, float]]:
 
 def _check_items(
     name: str, checker: Any, test_items: dict, expected: dict, items: list[dict[str, Any]]
-) -> tuple[list[str], set[str]]:
+) -> tuple[list[str], list[tuple[Any, dict[str, Any]]]]:
+    """The problems, and (test item, evidence) of each test item found (once each)."""
     problems: list[str] = []
     seen: set[str] = set()
+    pairs: list[tuple[Any, dict[str, Any]]] = []
     for number, evidence in enumerate(items):
         item_id = evidence.get("id")
         label = _label(item_id, number)
@@ -182,12 +203,13 @@ def _check_items(
             problems.append(f"evidence: {name} item {label}: stored twice")
             continue
         seen.add(item_id)
+        pairs.append((test_items[key], evidence))
         try:
             found = checker.check_item(name, test_items[key], evidence)
         except Exception as err:  # a field of the wrong type, where the checks expect another
             found = [f"could not be checked ({_failure(err)})"]
         problems += [f"evidence: {name} item {label}: {problem}" for problem in found]
-    return problems, seen
+    return problems, pairs
 
 
 def _check_counts(
@@ -205,11 +227,15 @@ def _check_counts(
 
 
 def _check_metrics(
-    name: str, task: dict[str, Any], aggregated: dict[str, tuple[float, float | None]]
+    name: str,
+    task: dict[str, Any],
+    aggregated: dict[str, tuple[float, float | None]],
+    skipped: frozenset[str] | set[str] = frozenset(),
 ) -> list[str]:
+    """Each claimed metric against the recomputed one (``skipped``: not recomputed here)."""
     claimed = task.get("metrics") if isinstance(task.get("metrics"), dict) else {}
     problems = []
-    for metric in sorted(claimed.keys() | aggregated.keys()):
+    for metric in sorted((claimed.keys() | aggregated.keys()) - skipped):
         entry = claimed.get(metric) if isinstance(claimed.get(metric), dict) else {}
         value, stderr = entry.get("value"), entry.get("stderr")
         ours, our_stderr = aggregated.get(metric, (None, None))
