@@ -13,6 +13,13 @@ own process, holding each answer ``--latency`` on average, spread evenly by ``--
 * the same against a lockstep server (the same latency for every answer), where the replies of
   requests sent together come back in the same millisecond, every round, and wait for each
   other on the client;
+* the same clean run through Inspect's judge path (`conceptcomb.scorers.inspect_judge`: the
+  scorer's rating session over the Inspect model the judge options build,
+  ``openai-api/judge/gpt-4o``, one ``score_reply`` per item as Inspect's scorer calls it,
+  Inspect's ``max_connections`` set to the same in flight), beside the lm-eval path: its
+  requests per second, ratio, client CPU per request, and whether its metrics equal lm-eval's
+  (the Inspect model is called outside an eval loop: Inspect's per-sample costs are not
+  counted, the model layer, its openai SDK client and its connection limit are);
 * how many judge questions deduplication saved;
 * whether a run with injected faults (429 with Retry-After, 500, stalled responses past the
   client timeout) ends with the same metrics as the clean run, and with zero failures;
@@ -25,7 +32,10 @@ own process, holding each answer ``--latency`` on average, spread evenly by ``--
 * one summary line of ratios.
 
     python benchmarks/judge_throughput.py [--items 3000] [--concurrency 32] [--latency 0.05]
-        [--spread 0.1]
+        [--spread 0.1] [--paths-only]
+
+``--paths-only`` stops after the clean runs of both paths (no lockstep, faults, curve or
+replicas).
 """
 
 from __future__ import annotations
@@ -34,6 +44,7 @@ import argparse
 import asyncio
 import heapq
 import json
+import math
 import os
 import random
 import re
@@ -49,7 +60,7 @@ from dataclasses import dataclass
 
 from conceptcomb.ccpt.data import CcptItem
 from conceptcomb.ccpt.metrics import aggregate
-from conceptcomb.ccpt.scoring import score_replies
+from conceptcomb.ccpt.scoring import score_replies, score_reply
 from conceptcomb.ccpt.tasks import CcptTaskSpec
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.rating import rate_prompts
@@ -147,6 +158,30 @@ def score(items, replies, urls: list[str], concurrency: int, latency: float, cac
     assert usage is not None
     metrics = {k: v.value for k, v in aggregate(SPEC, [s.metrics for s in scores]).items()}
     return Run(seconds, cpu, usage.requests, usage.http_requests or 0, usage.questions,
+               usage.failures, metrics, {})  # fmt: skip
+
+
+def score_inspect(items, replies, urls: list[str], concurrency: int, latency: float) -> Run:
+    """The CCPT items through Inspect's judge path: the scorer's rating session over the
+    Inspect model the judge options build (``openai-api/judge/gpt-4o`` at the loopback, its
+    ``max_connections`` = ``concurrency``), one `score_reply` per item, all items at once."""
+    from conceptcomb.scorers.inspect_judge import InspectSessions, default_grader
+
+    options = settings(urls, concurrency, latency)
+    default_grader(options)  # Inspect imports its provider on first use: not timed
+
+    async def go():
+        session = InspectSessions(options).session()
+        assert session is not None
+        pairs = zip(items, replies, strict=True)
+        scores = await asyncio.gather(*(score_reply(SPEC, i, r, session) for i, r in pairs))
+        return scores, session.usage
+
+    start, cpu = time.perf_counter(), time.process_time()
+    scores, usage = asyncio.run(go())
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    metrics = {k: v.value for k, v in aggregate(SPEC, [s.metrics for s in scores]).items()}
+    return Run(seconds, cpu, usage.requests, usage.requests, usage.questions,
                usage.failures, metrics, {})  # fmt: skip
 
 
@@ -267,6 +302,39 @@ def report_headline(run: Headline, args: argparse.Namespace) -> None:
           f"{run.floor * held:.3f}")  # fmt: skip
 
 
+def report_paths(
+    varying: Headline, inspect_runs: list[Run], cached: Run, args: argparse.Namespace, n: int
+) -> None:
+    """Both frameworks' judge paths, side by side, on the same items, server and in flight."""
+    lm_eval, ideal = varying.clean, varying.ideal
+    inspect_run = sorted(inspect_runs, key=Run.rate)[len(inspect_runs) // 2]
+    same = all(
+        math.isclose(inspect_run.metrics[k], v, rel_tol=0, abs_tol=1e-9)
+        for k, v in lm_eval.metrics.items()
+        if not math.isnan(v)
+    )
+    print(
+        f"judge paths, {n} items, {args.concurrency} in flight, latency "
+        f"{args.latency * 1000:.0f} ms +-{args.spread:.0%} (ideal {ideal:.0f} req/s):"
+    )
+    for name, run, trials in (
+        ("lm-eval (our aiohttp client)", lm_eval, varying.cleans),
+        ("Inspect (openai-api/judge/gpt-4o, Inspect's model layer)", inspect_run, inspect_runs),
+    ):
+        ratios = ", ".join(f"{r.rate() / ideal:.3f}" for r in trials)
+        cpu = run.cpu / run.requests * 1e6
+        print(
+            f"  {name}: {run.requests} requests in {run.seconds:.2f} s = {run.rate():.0f} "
+            f"req/s, ratio {run.rate() / ideal:.3f} (median of {ratios}), client CPU "
+            f"{cpu:.0f} us/request, {run.failures} failures"
+        )
+    print(f"  Inspect / lm-eval throughput: {inspect_run.rate() / lm_eval.rate():.2f}x; "
+          f"same metrics: {same} (E {lm_eval.metrics['E']:.4f} vs "
+          f"{inspect_run.metrics['E']:.4f})")  # fmt: skip
+    print(f"  lm-eval, disk cache on: {cached.requests} ratings committed in "
+          f"{cached.seconds:.2f} s; ratio {cached.rate() / ideal:.3f}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=3000)
@@ -283,6 +351,9 @@ def main() -> None:
     )
     parser.add_argument("--trials", type=int, default=3, help="clean and bare runs, alternated")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--paths-only", action="store_true", help="only the clean runs of lm-eval and Inspect"
+    )
     args = parser.parse_args()
     try:
         check_spread(args.spread)
@@ -298,6 +369,13 @@ def main() -> None:
         varying = headline(items, replies, args, args.spread, urls)
         cache = os.path.join(tempfile.mkdtemp(prefix="judge-bench-"), "cache.sqlite")
         cached = score(items, replies, urls, args.concurrency, args.latency, cache)
+        inspect_runs = [
+            score_inspect(items, replies, urls, args.concurrency, args.latency)
+            for _ in range(args.trials)
+        ]
+    report_paths(varying, inspect_runs, cached, args, len(items))
+    if args.paths_only:
+        return
     lockstep = None
     if args.spread:
         with servers(1, args.latency, 0.0) as urls:

@@ -145,7 +145,8 @@ def test_lm_eval_has_the_no_filter_variant_with_the_same_prompts_as_inspect() ->
 
 def model_prompts(log) -> list[str]:
     sample = resolve_sample_attachments(log.samples[0])
-    return [e.input[-1].text for e in sample.events if e.event == "model"]
+    # The judge's calls are model events too, in the grader role.
+    return [e.input[-1].text for e in sample.events if e.event == "model" and e.role != "grader"]
 
 
 def test_inspect_filter_loop_logs_each_iteration(tmp_path: Path, fresh_cache: Path) -> None:

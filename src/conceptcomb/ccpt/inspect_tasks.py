@@ -1,8 +1,9 @@
 """Inspect adapter for CCPT: ``inspect eval conceptcomb/ccpt_pi_emergent`` and friends.
 
 Every task takes ``-T data_dir=...`` and the judge options
-(`conceptcomb.frameworks.inspect_tasks.JudgeOptions`: ``-T judge=local`` ...);
-``--model-role grader=MODEL`` makes an Inspect model the judge instead. ``-T
+(`conceptcomb.frameworks.inspect_tasks.JudgeOptions`: ``-T judge=local`` ...), which
+describe the judge, an Inspect model in the ``grader`` role (`conceptcomb.scorers.
+inspect_judge`); ``--model-role grader=MODEL`` names any Inspect model instead. ``-T
 npc_modifier=surface`` judges a noun phrase completion's modifier as written instead of
 its lemma (the paper's rule, `conceptcomb.ccpt.modifiers`); other tasks accept and ignore it.
 
@@ -50,7 +51,7 @@ from conceptcomb.frameworks.inspect_tasks import (
     item_metrics,
     judge_settings,
 )
-from conceptcomb.scorers.inspect_judge import InspectSessions, judge_preflight
+from conceptcomb.scorers.inspect_judge import InspectSessions, chosen_options, judge_preflight
 
 
 class CcptOptions(JudgeOptions, total=False):
@@ -148,6 +149,7 @@ class _Setup:
         self.data_dir = options.get("data_dir")
         self.rule = task_rule(self.spec.kind, options.get("npc_modifier"))
         self.settings = judge_settings(options, needs_judge=self.spec.generative)
+        self.chosen = chosen_options(options)  # conflict with --model-role grader
         self.metadata: dict[str, object] = {
             "benchmark": "ccpt",
             "kind": self.spec.kind,
@@ -160,7 +162,7 @@ class _Setup:
         return load_items(self.spec, self.data_dir)
 
     def sessions(self) -> InspectSessions:
-        return InspectSessions(self.settings, self.spec.name)
+        return InspectSessions(self.settings, self.spec.name, self.chosen)
 
 
 def ccpt_task(name: str, options: CcptOptions) -> Task:

@@ -65,7 +65,7 @@ from conceptcomb.frameworks.inspect_tasks import (
     check_options,
     judge_settings,
 )
-from conceptcomb.scorers.inspect_judge import judge_preflight
+from conceptcomb.scorers.inspect_judge import chosen_options, judge_preflight
 from conceptcomb.scorers.inspect_verifier import InspectVerifierSessions
 
 
@@ -283,7 +283,7 @@ def verified_task(name: str, options: VerifiedOptions) -> Task:
     """One of the CGGC tasks with relation verification by a judge, by name."""
     check_options(name, options, VerifiedOptions)
     task_options = _options(options)  # TaskOptions reads its own options only
-    sessions = InspectVerifierSessions(judge_settings(options), name)
+    sessions = InspectVerifierSessions(judge_settings(options), name, chosen_options(options))
     scorer = cggc_verified_scorer(task_options.spice_jars, sessions)
     return cggc_task(spec_by_name(name), task_options, scorer, judge_preflight(sessions))
 

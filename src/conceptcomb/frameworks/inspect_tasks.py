@@ -37,7 +37,9 @@ class JudgeOptions(TypedDict, total=False):
     """The ``-T`` judge options of every task that judges (`conceptcomb.scorers.judge_settings`).
 
     Each one left out (or None) falls back to its ``CONCEPTCOMB_JUDGE*`` variable, then to
-    the default given here; ``--model-role grader=MODEL`` makes an Inspect model the judge.
+    the default given here. The judge is an Inspect model in the ``grader`` role: these
+    options describe it (`conceptcomb.scorers.inspect_judge.default_grader`), or
+    ``--model-role grader=MODEL`` names it (not both); ``judge=local`` is our offline judge.
     """
 
     judge: str | None

@@ -32,6 +32,7 @@ from conceptcomb.scorers.chat_client import (
 from conceptcomb.scorers.judge_base import (
     Judge,
     JudgeReply,
+    chat_identity,
     record_relevance,
     redact_url,
     shorten,
@@ -93,12 +94,9 @@ class OpenAIJudge(Judge):
         # sorted, so neither the order given nor the replica that answered changes it.
         self.endpoint = ",".join(sorted(endpoints))
         self.replicas = len(endpoints)
-        self.identity = (
-            f"openai-chat|{self.endpoint}|{self.model}"
-            f"|temperature=0|max_tokens={settings.judge_max_tokens}"
+        self.identity = chat_identity(
+            self.endpoint, self.model, settings.judge_max_tokens, settings.judge_response_format
         )
-        if settings.judge_response_format != "text":  # it can change the ratings
-            self.identity += f"|response_format={settings.judge_response_format}"
         # Why no question can succeed (refused key, unknown model), once the endpoint said so.
         self.unusable: str | None = None
         self._client = ChatClient(

@@ -1,29 +1,54 @@
-"""Inspect adapter for judges: the ``grader`` model role as a `Judge`, and a session per loop.
+"""Inspect adapter for judges: the judge is an Inspect model, in the ``grader`` role.
 
-With ``--model-role grader=openai/gpt-4o`` (or any Inspect model) the grader answers the
-relevance questions; otherwise the task's ``judge*`` options pick one of our judges. Either
-way ratings go through the same `RatingSession` (dedup, disk cache) as in lm-eval.
+``--model-role grader=MODEL`` (``openai/gpt-4o``, ``anthropic/...``, ``vllm/...``,
+``hf/...``: any Inspect model) answers the questions. Without it the task's ``judge*``
+options (or ``CONCEPTCOMB_JUDGE*``) build the grader the Inspect way, ``get_model(role=
+"grader", default=...)`` (`default_grader`): ``openai/gpt-4o`` by default (OpenAI's
+endpoint, or ``OPENAI_BASE_URL``), ``openai-api/judge/NAME`` with ``base_url`` for
+``judge_base_url`` (one model per replica). So every judge call is an Inspect model call:
+in the transcript (``inspect view``), in the log's model usage, under ``--max-connections``
+and Inspect's retries. Only ``judge=local`` (the offline expected-rating judge, which
+reads a next-token distribution rather than generating) stays our own
+(`conceptcomb.scorers.local_judge`).
 
-Before a sample generates anything, the task's ``setup`` (`judge_preflight`) runs our
-judge's preflight once (Inspect's own grader models are left to Inspect); when the task
-ends, a task whose judge questions failed gets a warning line with their share and the
-last error, above the results (`JudgeFailureReport`).
+Either way ratings go through the same `RatingSession` as in lm-eval (each distinct question
+asked once, the disk cache, failures counted and never scored), under an identity that
+names the judge and not the client (`conceptcomb.scorers.judge_base.chat_identity`): an
+Inspect model speaking OpenAI's chat protocol to an endpoint shares its cached ratings with
+lm-eval's judge at that endpoint.
+
+Before a sample generates anything, the task's ``setup`` (`judge_preflight`) sends the
+judge one small request and stops the run with a one-line `JudgeError` if it cannot work;
+when the task ends, a task whose judge questions failed gets a warning line with their
+share and the last error, above the results (`JudgeFailureReport`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
+import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from inspect_ai.hooks import Hooks, TaskEnd, hooks
-from inspect_ai.model import GenerateConfig, Model, model_roles
+from inspect_ai.model import GenerateConfig, Model, ResponseSchema, get_model, model_roles
 from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import JSONSchema
 
+from conceptcomb.common.errors import ConfigError, JudgeError
+from conceptcomb.scorers.api_judge import (
+    PREFLIGHT_PROMPT,
+    RELEVANCE_SCHEMA,
+    UNUSABLE_STATUSES,
+    _status,
+    _transient,
+    _unreachable,
+)
+from conceptcomb.scorers.judge_base import chat_identity, redact_url
 from conceptcomb.scorers.judge_cache import JudgeCache
-from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.scorers.judge_settings import JudgeSettings, split_base_urls
 from conceptcomb.scorers.judges import (
     Judge,
     JudgeReply,
@@ -34,31 +59,156 @@ from conceptcomb.scorers.judges import (
 from conceptcomb.scorers.rating import JudgeUsage, RatingSession, open_cache
 
 GRADER_ROLE = "grader"
+# The -T options that choose the judge: with --model-role grader as well, two choices.
+CHOOSING_OPTIONS = ("judge", "judge_model", "judge_base_url", "judge_api_key_env")
+# The service name of the openai-api model built for judge_base_url (judge-2, ... for replicas).
+SERVICE = "judge"
+# Requests in flight are Inspect's to bound (max_connections), not the rating session's.
+UNBOUNDED = 1_000_000
+
+
+def chosen_options(options: Mapping[str, object]) -> frozenset[str]:
+    """The judge-choosing ``-T`` options a task was given (not those from the environment)."""
+    return frozenset(name for name in CHOOSING_OPTIONS if options.get(name) is not None)
+
+
+def default_grader(settings: JudgeSettings) -> list[Model]:
+    """The grader the judge options describe, one Inspect model per endpoint.
+
+    ``get_model(role="grader", default=...)``: ``openai/MODEL`` (OpenAI's endpoint, or
+    ``OPENAI_BASE_URL``) without ``judge_base_url``, else ``openai-api/judge/MODEL`` at that
+    URL (``judge-2``, ... for further replicas, so that each has its own connections). The key
+    is read from ``judge_api_key_env`` here and handed to the model, never to a log.
+    ``judge_concurrency`` is the model's ``max_connections`` (``--max-connections`` wins),
+    ``judge_max_retries`` its ``max_retries`` (``--max-retries`` wins) and ``judge_timeout``
+    its ``attempt_timeout``.
+    """
+    config = GenerateConfig(
+        max_connections=settings.judge_concurrency,
+        max_retries=settings.judge_max_retries,
+        attempt_timeout=max(1, round(settings.judge_timeout)),
+    )
+    key = os.environ.get(settings.judge_api_key_env) or None
+    name = settings.model_name
+    urls = split_base_urls(settings.judge_base_url)
+    if not urls:
+        return [get_model(role=GRADER_ROLE, default=f"openai/{name}", config=config, api_key=key)]
+    return [
+        get_model(
+            role=GRADER_ROLE,
+            default=f"openai-api/{SERVICE if i == 0 else f'{SERVICE}-{i + 1}'}/{name}",
+            config=config,
+            base_url=url,
+            api_key=key or "EMPTY",  # a self-hosted endpoint usually needs none
+        )
+        for i, url in enumerate(urls)
+    ]
+
+
+def openai_chat_endpoint(model: Model) -> str | None:
+    """The base URL (no credentials, no trailing slash) of a model that sends OpenAI chat
+    completions there, as lm-eval's judge does; None for any other model (another
+    protocol, the Responses API, Azure, Bedrock, a local model)."""
+    from inspect_ai.model._providers.openai import OpenAIAPI
+    from inspect_ai.model._providers.openai_compatible import OpenAICompatibleAPI
+
+    api: Any = model.api
+    if not isinstance(api, OpenAIAPI | OpenAICompatibleAPI) or getattr(api, "responses_api", None):
+        return None
+    if isinstance(api, OpenAIAPI) and (api.is_azure() or api.is_bedrock()):
+        return None
+    base_url = getattr(getattr(api, "client", None), "base_url", None)
+    return redact_url(str(base_url)) if base_url else None
+
+
+def wire_model_name(model: Model) -> str:
+    """The model name the endpoint is sent (``gpt-4o`` for ``openai-api/judge/gpt-4o``)."""
+    api: Any = model.api
+    service_name = getattr(api, "service_model_name", None)
+    return str(service_name()) if callable(service_name) else api.model_name
+
+
+def grader_identity(models: Sequence[Model], settings: JudgeSettings) -> str:
+    """The identity of a judge made of Inspect models: `chat_identity` when they send OpenAI
+    chat completions (the same as lm-eval's judge at those endpoints), else
+    ``inspect|PROVIDER/MODEL|BASE_URL|temperature=0|max_tokens=N``."""
+    endpoints = [openai_chat_endpoint(model) for model in models]
+    names = {wire_model_name(model) for model in models}
+    if all(endpoints) and len(names) == 1:
+        endpoint = ",".join(sorted({e for e in endpoints if e}))
+        return chat_identity(
+            endpoint, names.pop(), settings.judge_max_tokens, settings.judge_response_format
+        )
+    model = models[0]
+    base_url = redact_url(getattr(model.api, "base_url", None) or "")
+    identity = f"inspect|{model}|{base_url}|temperature=0|max_tokens={settings.judge_max_tokens}"
+    if settings.judge_response_format != "text":
+        identity += f"|response_format={settings.judge_response_format}"
+    return identity
 
 
 class InspectModelJudge(Judge):
-    """An Inspect model answering the judge prompt at temperature 0."""
+    """Inspect models (one, or one per replica) answering the judge prompt at temperature 0.
 
-    # How an answer is read; the yes/no verifier swaps it for its own.
+    Transport faults are Inspect's to retry; what still fails, and answers without a rating
+    after ``judge_format_retries`` re-asks, come back as failures, never as ratings. A
+    refused key or an unknown model (401/403/404) answers every later question unasked.
+    """
+
+    # How an answer is read and the JSON it must have; the yes/no verifier swaps them.
     record = staticmethod(record_relevance)
+    answer_name, answer_schema = "relevance", RELEVANCE_SCHEMA
 
-    def __init__(self, model: Model, settings: JudgeSettings) -> None:
-        self.model = model
+    def __init__(
+        self,
+        models: Model | Sequence[Model],
+        settings: JudgeSettings,
+        secret: str | None = None,
+    ) -> None:
+        self.models = [models] if isinstance(models, Model) else list(models)
+        self.model = self.models[0]
         self.settings = settings
-        base_url = getattr(model.api, "base_url", None) or ""
-        self.identity = (
-            f"inspect|{model}|{base_url}|temperature=0|max_tokens={settings.judge_max_tokens}"
-        )
+        self.replicas = len(self.models)
+        self.identity = grader_identity(self.models, settings)
+        # Only to scrub it from error messages an endpoint might echo.
+        self._secrets = {s for s in (secret, *map(_api_key, self.models)) if s and s != "EMPTY"}
+        self._busy = [0] * len(self.models)
+        self.unusable: str | None = None
         self._config = GenerateConfig(temperature=0.0, max_tokens=settings.judge_max_tokens)
+        kind = settings.judge_response_format
+        if kind == "json_schema":
+            self._config.response_format = ResponseSchema(
+                name=self.answer_name,
+                json_schema=JSONSchema.model_validate(self.answer_schema),
+                strict=True,
+            )
+        elif kind == "json_object":  # llama.cpp's dialect: no Inspect field for it
+            body = {"type": "json_object", "schema": self.answer_schema}
+            self._config.extra_body = {"response_format": body}
+
+    async def _generate(self, prompt: str, config: GenerateConfig) -> Any:
+        """One question to the replica with the fewest in flight."""
+        index = min(range(len(self.models)), key=self._busy.__getitem__)
+        self._busy[index] += 1
+        try:
+            return await self.models[index].generate(prompt, config=config)
+        finally:
+            self._busy[index] -= 1
 
     async def ask(self, prompt: str) -> JudgeReply:
         reply = JudgeReply(rating=None)
         for _ in range(1 + self.settings.judge_format_retries):
+            if self.unusable:
+                reply.error = self.unusable
+                return reply
             try:
-                output = await self.model.generate(prompt, config=self._config)
-            except Exception as err:  # Inspect already retried transport errors
+                output = await self._generate(prompt, self._config)
+            except Exception as err:  # Inspect already retried what a retry may fix
+                err = _unwrap(err)
                 reply.requests += 1
-                reply.error = f"{type(err).__name__}: {shorten(str(err))}"
+                reply.error = self._scrub(f"{type(err).__name__}: {shorten(str(err))}")
+                if _status(err) in UNUSABLE_STATUSES:  # never retried, never asked again
+                    self.unusable = reply.error = self._unusable_message(err)
                 return reply
             reply.requests += 1
             if output.usage is not None:
@@ -68,28 +218,101 @@ class InspectModelJudge(Judge):
                 return reply
         return reply
 
+    async def preflight(self) -> None:
+        """One small request to each replica before the run: `JudgeError` at once when one
+        cannot be reached, refuses the key or does not know the model; a transient fault
+        is retried as during the run."""
+        errors = await asyncio.gather(
+            *(self._check(model) for model in self.models), return_exceptions=True
+        )
+        for error in errors:
+            if isinstance(error, BaseException):
+                raise error
+
+    async def _check(self, model: Model) -> None:
+        quick = GenerateConfig(temperature=0.0, max_tokens=16, max_retries=0)
+        try:
+            try:
+                # No retries: a refused port or unknown host fails now, not in a minute.
+                await model.generate(PREFLIGHT_PROMPT, config=quick)
+            except Exception as err:
+                if not _transient(_unwrap(err)):
+                    raise
+                await model.generate(PREFLIGHT_PROMPT, config=quick.merge(self._retrying()))
+        except Exception as err:
+            raise JudgeError(self._unusable_message(_unwrap(err), model)) from None
+
+    def _retrying(self) -> GenerateConfig:
+        return GenerateConfig(max_retries=self.settings.judge_max_retries)
+
+    def _unusable_message(self, err: BaseException, model: Model | None = None) -> str:
+        """One line: the model, where it is, what went wrong and what to do."""
+        model = model or self.model
+        endpoint = openai_chat_endpoint(model) or getattr(model.api, "base_url", None)
+        where = f"The judge {model}" + (f" at {redact_url(endpoint)}" if endpoint else "")
+        status = _status(err)
+        if status in (401, 403):
+            what, fix = "refused the API key", "check the key (judge_api_key_env: its variable)"
+        elif status == 404:
+            what, fix = "does not know the model or the route", "check the model name and base URL"
+        elif unreachable := _unreachable(err):
+            what, fix = "cannot be reached", "check the base URL and that the server is running"
+            err = unreachable
+        elif not _transient(err):
+            what, fix = "refused the request", "check the model and judge_max_tokens"
+        else:
+            what, fix = "did not answer usably", "try again later, or raise --max-retries"
+        detail = f"{type(err).__name__}: {shorten(str(err))}"
+        return self._scrub(
+            f"{where} (grader role) {what} ({detail}): {fix}; judge=off runs without a judge."
+        )
+
+    def _scrub(self, text: str) -> str:
+        """An endpoint may echo the key in an error: never pass it on."""
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
+
+
+def _api_key(model: Model) -> str | None:
+    key = getattr(model.api, "api_key", None)
+    return key if isinstance(key, str) else None
+
+
+def _unwrap(err: BaseException) -> BaseException:
+    """The last attempt's error behind tenacity's RetryError (Inspect's retries)."""
+    attempt = getattr(err, "last_attempt", None)
+    inner = attempt.exception() if attempt is not None else None
+    return inner if isinstance(inner, BaseException) else err
+
 
 class InspectSessions:
     """One `RatingSession` per event loop for a scorer, created on first use.
 
     ``task`` (the task's name) lets `JudgeFailureReport` find the sessions of a task that
-    ended.
+    ended; ``chosen`` names the judge-choosing ``-T`` options the task was given
+    (`chosen_options`), which conflict with ``--model-role grader``.
     """
 
-    def __init__(self, settings: JudgeSettings, task: str | None = None) -> None:
+    def __init__(
+        self,
+        settings: JudgeSettings,
+        task: str | None = None,
+        chosen: frozenset[str] = frozenset(),
+    ) -> None:
         self.settings = settings
         self.task = task
+        self.chosen = chosen
         self._sessions: dict[int, RatingSession] = {}
         self._cache: JudgeCache | None = None
         self._judges: list[tuple[Judge, JudgeUsage]] = []
-        self._uses_grader = False
         atexit.register(self._report)
         if task is not None:
             _RUNNING.append(self)
 
-    # The judge for the grader role, and for the task's judge* options (the verifier's
-    # sessions swap both for their yes/no counterparts).
-    grader_judge: Callable[[Model, JudgeSettings], Judge] = InspectModelJudge
+    # The judge made of Inspect models, and our own (judge=local); the verifier's sessions
+    # swap both for their yes/no counterparts.
+    grader_judge: Callable[..., Judge] = InspectModelJudge
     build: Callable[[JudgeSettings], Judge] = staticmethod(build_judge)
 
     def _judge(self) -> Judge | None:
@@ -97,12 +320,20 @@ class InspectSessions:
         if isinstance(grader, list):
             grader = grader[0] if grader else None
         if grader is not None:
-            self._uses_grader = True
+            if self.chosen:
+                given = ", ".join(f"-T {name}" for name in sorted(self.chosen))
+                raise ConfigError(
+                    f"--model-role grader={grader} and {given} both choose the judge: "
+                    "pass only one of them."
+                )
             return self.grader_judge(grader, self.settings)
         if not self.settings.enabled:
             return None
+        if self.settings.judge != "openai":  # judge=local: our offline judge
+            return self.build(self.settings)
         self.settings.check_credentials()
-        return self.build(self.settings)
+        secret = os.environ.get(self.settings.judge_api_key_env)
+        return self.grader_judge(default_grader(self.settings), self.settings, secret)
 
     def session(self) -> RatingSession | None:
         loop_id = id(asyncio.get_running_loop())
@@ -112,15 +343,18 @@ class InspectSessions:
                 return None
             if self._cache is None:
                 self._cache = open_cache(self.settings)
-            session = RatingSession(judge, self._cache, self.settings.judge_concurrency)
+            # An Inspect model's requests in flight are bounded by Inspect (max_connections).
+            inspect_model = isinstance(judge, InspectModelJudge)
+            slots = UNBOUNDED if inspect_model else self.settings.judge_concurrency
+            session = RatingSession(judge, self._cache, slots)
             self._sessions[loop_id] = session
             self._judges.append((judge, session.usage))
         return self._sessions[loop_id]
 
     async def preflight(self) -> None:
-        """Our judge's preflight, once per event loop (`JudgeError` if it cannot work)."""
+        """The judge's preflight, once per event loop (`JudgeError` if it cannot work)."""
         session = self.session()
-        if session is not None and not self._uses_grader:
+        if session is not None:
             await session.preflight()
 
     def warn_failures(self) -> None:

@@ -57,6 +57,21 @@ def record_relevance(reply: JudgeReply, text: str) -> bool:
     return True
 
 
+def chat_identity(endpoint: str, model: str, max_tokens: int, response_format: str = "text") -> str:
+    """The identity (cache key) of a judge behind an OpenAI-compatible chat endpoint.
+
+    It names what can change a rating, not the client that asked: lm-eval's HTTP client
+    (`conceptcomb.scorers.api_judge.OpenAIJudge`) and an Inspect model speaking the same
+    protocol to the same endpoint (`conceptcomb.scorers.inspect_judge`) compute the same
+    identity, so they share cached ratings. ``endpoint`` is the base URL without
+    credentials or trailing slash (several replicas: sorted, comma-separated).
+    """
+    identity = f"openai-chat|{endpoint}|{model}|temperature=0|max_tokens={max_tokens}"
+    if response_format != "text":  # it can change the ratings
+        identity += f"|response_format={response_format}"
+    return identity
+
+
 def redact_url(url: str) -> str:
     """The URL without user:password@ (credentials never reach logs or cache keys)."""
     parts = urlsplit(url.rstrip("/"))

@@ -29,6 +29,14 @@ option                    environment variable                 meaning
 In lm-eval pass them with ``--metadata '{"judge": "local"}'``; in Inspect with
 ``-T judge=local``. The key itself is only ever read from the named variable, when the
 client is built: it is not part of the settings, the cache key or any log.
+
+In Inspect the judge is an Inspect model in the ``grader`` role
+(`conceptcomb.scorers.inspect_judge`): these options describe it (``openai/MODEL``, or
+``openai-api/judge/MODEL`` at ``judge_base_url``; ``judge_concurrency`` becomes its
+``max_connections``, ``judge_max_retries`` its ``max_retries``, ``judge_timeout`` its
+``attempt_timeout``, Inspect's ``--max-connections`` / ``--max-retries`` winning), unless
+``--model-role grader=MODEL`` names one, which conflicts with ``-T judge``, ``judge_model``,
+``judge_base_url`` and ``judge_api_key_env`` (the environment variables give way to it).
 """
 
 from __future__ import annotations
