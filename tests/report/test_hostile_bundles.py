@@ -511,3 +511,38 @@ def test_a_task_with_a_problem_says_what_failed(bundle: dict, tmp_path: Path) ->
     (line,) = [line for line in task_lines(output) if "ccpt_pi_emergent" in line]
     assert line.startswith("  ccpt_pi_emergent: FAILED (checked all 200 test items; ")
     assert line.endswith(" problems with this task, listed above)")
+
+
+# --- the report reads bundles as validate-bundle does -----------------------------------------
+def test_the_report_leaves_hostile_bundles_out(
+    real_bundle: Path, bundle: dict, tmp_path: Path
+) -> None:
+    """``conceptcomb report`` on a folder of bundles from anyone: each hostile one is left
+    out with a note naming its problem, the valid one gives its rows; no traceback, under
+    the same 2 GiB address space."""
+    folder = tmp_path / "submissions"
+    folder.mkdir()
+    (folder / "valid.bundle.json").write_bytes(real_bundle.read_bytes())
+    deep = 200_000
+    (folder / "deep.bundle.json").write_text("[" * deep + "]" * deep)
+    (folder / "text.bundle.json").write_bytes(b"hello")
+    for field, value in WRONG_TYPES.items():
+        changed = json.loads(json.dumps(bundle))
+        changed[field] = value
+        write(folder / f"{field}.bundle.json", changed, field != "content_sha256")
+    out = tmp_path / "report"
+    command = [sys.executable, "-m", "conceptcomb.cli", "report", str(folder), "--out", str(out)]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=300, preexec_fn=_limit_memory
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-3000:]
+    assert "Traceback" not in output, output[-3000:]
+    notes = [line for line in output.splitlines() if line.startswith("note: ")]
+    assert sum("INVALID bundle, left out" in note for note in notes) == 2 + len(WRONG_TYPES)
+    assert "note: deep.bundle.json: INVALID bundle, left out (1 problems; the first: limit:" in (
+        output
+    )
+    assert "note: text.bundle.json: INVALID bundle, left out (1 problems; the first:" in output
+    page = (out / "ccpt.md").read_text()
+    assert "| verified |" in page  # the valid bundle's rows, verified

@@ -21,6 +21,12 @@ def datasets() -> dict[str, Any]:
     return {ABSPYRAMID_DATASET.key: ABSPYRAMID_DATASET}
 
 
+def evidence() -> Any:
+    from conceptcomb.abspyramid.evidence import AbspyramidEvidence
+
+    return AbspyramidEvidence()
+
+
 BENCHMARK = Benchmark(
     key="abspyramid",
     title="AbsPyramid: abstraction detection and generation",

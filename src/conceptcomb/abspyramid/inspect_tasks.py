@@ -90,15 +90,20 @@ def detection_scorer(spec: AbsTaskSpec) -> Scorer:
     def build() -> Scorer:
         async def score(state: TaskState, target: Target) -> Score:
             doc = state.metadata
+            metadata: dict[str, Any] = {}
             if spec.generative:
                 reply = state.output.completion
                 result = score_detection_reply(spec, doc, reply)
                 value: dict[str, Any] = {}
             else:
-                result = score_top_logprobs(doc, _first_token_alternatives(state))
+                # The alternatives P(Yes) was read from: a bundle's evidence re-reads them.
+                top = _first_token_alternatives(state)
+                result = score_top_logprobs(doc, top)
                 reply, value = f"P(Yes)={result.p_yes:.4f}", {"p_yes": result.p_yes}
+                metadata["top_logprobs"] = [[token, logprob] for token, logprob in top]
             value.update(result.item_metrics(), label=result.label, pred=result.pred)
-            return Score(value=value, answer=reply[-200:], metadata={"parsed": result.pred})
+            metadata["parsed"] = result.pred
+            return Score(value=value, answer=reply[-200:], metadata=metadata)
 
         return score
 

@@ -3,9 +3,14 @@ sees it."""
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from conceptcomb.common.contract import Benchmark, MetricInfo
+
+if TYPE_CHECKING:
+    from conceptcomb.common.results import ScoreReport
+    from conceptcomb.scorers.judge_settings import JudgeSettings
 
 
 def tasks() -> dict[str, list[MetricInfo]]:
@@ -37,16 +42,8 @@ def datasets() -> dict[str, Any]:
 def local_data_records(data_dir: str | None) -> list[dict[str, Any]]:
     """The CGGC dataset the tasks read (the shipped one, or the user's own build): its
     files' sha256 and its identity, ``dataset_sha256`` (`conceptcomb.cggc.data`)."""
-    from conceptcomb.cggc.data import (
-        PACKAGED_DIR,
-        PACKAGED_SHA256,
-        POOL_FILE,
-        TEST_FILE,
-        _find_file,
-        dataset_dir,
-        load_dataset,
-    )
-    from conceptcomb.common.datafiles import sha256_of
+    from conceptcomb.cggc.data import PACKAGED_DIR, PACKAGED_SHA256, dataset_dir, load_dataset
+    from conceptcomb.cggc.evidence import file_digests
     from conceptcomb.common.errors import ConceptcombError
 
     try:
@@ -55,14 +52,35 @@ def local_data_records(data_dir: str | None) -> list[dict[str, Any]]:
         identity = PACKAGED_SHA256 if shipped else load_dataset(folder).sha256
     except ConceptcombError:
         return []
-    files = {}
-    for stem in (POOL_FILE, TEST_FILE):
-        path = _find_file(folder, stem)
-        if path is not None:
-            files[path.name] = {"sha256": sha256_of(path), "checked_locally": True}
+    # The uncompressed files' sha256, as the manifest lists them (gzipped or not, the same
+    # items: the evidence's ids name them).
+    files = {
+        f"{stem}.jsonl": {"sha256": sha, "checked_locally": True}
+        for stem, sha in file_digests(str(folder)).items()
+    }
     title = "CGGC as shipped with conceptcomb" if shipped else "CGGC built by the user"
     record = {"kind": "built", "key": "cggc", "title": title, "dataset_sha256": identity}
     return [{**record, "files": files}]
+
+
+def rescore(
+    task: str,
+    predictions: Path,
+    settings: JudgeSettings,
+    samples_output: Path | None,
+    options: dict[str, Any],
+) -> ScoreReport:
+    """``conceptcomb score``: the saved replies scored as the task scores them (the judge
+    verifies the relations of ``_verified`` tasks)."""
+    from conceptcomb.cggc.rescore import rescore as rescore_replies
+
+    return rescore_replies(task, predictions, settings, samples_output)
+
+
+def evidence() -> Any:
+    from conceptcomb.cggc.evidence import CggcEvidence
+
+    return CggcEvidence()
 
 
 BENCHMARK = Benchmark(

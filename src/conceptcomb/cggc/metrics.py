@@ -98,10 +98,31 @@ def tokenize(text: str) -> str:
     return " ".join(token.text for token in nlp.tokenizer(text)).strip()
 
 
+# Lemmas computed in batches by `prime_lemmas` (nlp.pipe: ~3x faster than one nlp() per
+# text on a CPU, and the same lemmas: the pipeline is the same, checked on CGGC's references).
+_PRIMED: dict[str, frozenset[str]] = {}
+_PRIMED_MOST = 262_144
+
+
+def prime_lemmas(texts: Sequence[str]) -> None:
+    """Lemmatize many texts at once, for `lemmas` to find (validating a full bundle)."""
+    nlp, has_lemmatizer = _spacy()
+    if not has_lemmatizer:
+        return
+    todo = [text for text in dict.fromkeys(texts) if text not in _PRIMED]
+    if len(_PRIMED) + len(todo) > _PRIMED_MOST:
+        _PRIMED.clear()
+    for text, doc in zip(todo, nlp.pipe(todo, batch_size=256), strict=True):
+        _PRIMED[text] = frozenset(token.lemma_.lower() for token in doc)
+
+
 @lru_cache(maxsize=65536)
 def lemmas(text: str) -> frozenset[str]:
     nlp, has_lemmatizer = _spacy()
     if has_lemmatizer:
+        primed = _PRIMED.get(text)
+        if primed is not None:
+            return primed
         return frozenset(token.lemma_.lower() for token in nlp(text))
     from conceptcomb.common.wordnet import wordnet
 

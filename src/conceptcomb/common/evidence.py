@@ -212,7 +212,9 @@ def _as_record(value: Any) -> dict[str, Any] | None:
             parsed = json.loads(value)
         except json.JSONDecodeError:
             return None
-    return parsed if isinstance(parsed, dict) and "metrics" in parsed else None
+    # CGGC's verification filter writes {"reply", "verification"} (no metrics of its own).
+    wanted = ("metrics", "verification")
+    return parsed if isinstance(parsed, dict) and any(k in parsed for k in wanted) else None
 
 
 def lm_eval_items(samples: Path) -> list[RawItem]:
@@ -221,6 +223,8 @@ def lm_eval_items(samples: Path) -> list[RawItem]:
     for row in rows:
         resps = row.get("resps") or [[]]
         replies = [str(reply) for reply in (resps[0] if resps else [])]
+        if len(resps) > 1:  # multiple_choice: per answer, [[log-likelihood, is_greedy]]
+            replies = [str(r[0][0]) if r and isinstance(r[0], list) else str(r) for r in resps]
         filtered = row.get("filtered_resps") or [None]
         metrics = {name: row.get(name) for name in row.get("metrics") or []}
         # Without a filter ("none") the filtered response is the reply itself.

@@ -322,13 +322,19 @@ def result_files(path: Path) -> list[Path]:
 
 
 def read_files(
-    paths: Iterable[Path], benchmark_of: BenchmarkOf = any_task, others: Sequence[JsonReader] = ()
+    paths: Iterable[Path],
+    benchmark_of: BenchmarkOf = any_task,
+    others: Sequence[JsonReader] = (),
+    skip: str | None = None,
 ) -> list[Run]:
     """One run per results file found in the files and folders, not merged. A file named
-    explicitly must be a results file; in a folder, other JSON files are passed over."""
+    explicitly must be a results file; in a folder, other JSON files are passed over, and
+    so are files whose name ends with ``skip`` (read by the caller)."""
     runs: list[Run] = []
     for path in paths:
         for file in result_files(Path(path)):
+            if skip and file.name.endswith(skip):
+                continue
             if file.suffix == ".eval":
                 run = read_inspect(file, benchmark_of)
             else:

@@ -1,18 +1,26 @@
-"""McRae items in a bundle: the reply, the properties parsed from it, the per-concept scores.
+"""McRae items in a bundle: the reply, its parsed properties, their matches, the scores.
 
-The offline check parses each stored reply again and aggregates the stored scores. Matching
-the properties against the gold features needs the WordNet expansion of every feature
-(tens of seconds), so it is what ``validate-bundle --rescore`` recomputes: the McRae
-"judge" is that deterministic matcher.
+An item's evidence: ``reply``, ``answer`` (the ranked properties parsed from it),
+``matches`` (per matching mode, ``phrase`` and ``strict``, one list per property: the gold
+features its words name, by feature name, as the run's matcher found them) and ``scores``.
+
+Offline, each stored reply is parsed again; the stored matches must name gold features of
+the concept in the pinned norms (top 10 under the run's ``tie_rule``), and replaying the
+scorer's walk over them (`conceptcomb.mcrae.metrics.claim`) must give the stored scores.
+Whether a property's words really name a feature needs the WordNet expansion of every
+feature (tens of seconds): that is what ``validate-bundle --rescore`` recomputes, the McRae
+"judge" being that deterministic matcher.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conceptcomb.common.evidence import ItemSet, RawItem, defined
+from conceptcomb.common.errors import DataFormatError
+from conceptcomb.common.evidence import ItemSet, RawItem, close, defined
 from conceptcomb.mcrae.answers import parse_properties
 from conceptcomb.mcrae.data import (
     ESSLLI_NOUNS_DATASET,
@@ -21,16 +29,83 @@ from conceptcomb.mcrae.data import (
     NOUNS_FILE,
     load_esslli_nouns,
     load_norms,
+    mcrae_name,
 )
-from conceptcomb.mcrae.gold import ConceptGold
-from conceptcomb.mcrae.metrics import concept_metrics, metric_infos
-from conceptcomb.mcrae.scoring import load_golds
+from conceptcomb.mcrae.gold import ConceptGold, check_tie_rule, select_top
+from conceptcomb.mcrae.metrics import (
+    MODES,
+    claim,
+    concept_metrics,
+    metric_infos,
+    named_features,
+    result_metrics,
+)
+from conceptcomb.mcrae.scoring import gold_of_doc, load_golds
 from conceptcomb.mcrae.tasks import ESSLLI44, spec_by_name
+
+
+@dataclass(frozen=True)
+class PinnedGold:
+    """A concept's gold features in the pinned norms, best first (no expansion sets)."""
+
+    concept: str
+    features: tuple[str, ...]
 
 
 def _stem(task: str) -> str:
     name = NOUNS_FILE if spec_by_name(task).concepts == ESSLLI44 else NORMS_FILE
     return Path(name).stem
+
+
+def _matches(doc: dict[str, Any], properties: list[str]) -> dict[str, list[list[str]]] | None:
+    """What the run's matcher found, from the gold the run scored with (its doc carries it)."""
+    if not isinstance(doc.get("gold"), dict):
+        return None
+    gold = gold_of_doc(doc)
+    names = [feature.feature for feature in gold.features]
+    return {
+        mode: [[names[i] for i in named_features(gold, prop, mode)] for prop in properties]
+        for mode in MODES
+    }
+
+
+def _pinned(task: str, options: dict[str, Any], data_dir: str | None) -> list[PinnedGold]:
+    rule = check_tie_rule(options.get("tie_rule"))
+    norms = load_norms(data_dir)
+    if spec_by_name(task).concepts == ESSLLI44:
+        pairs = [(noun, mcrae_name(noun)) for noun in load_esslli_nouns(data_dir)]
+    else:
+        pairs = [(name, name) for name in norms]
+    return [
+        PinnedGold(noun, tuple(f.feature for f in select_top(norms.get(name, []), rule)[0]))
+        for noun, name in pairs
+    ]
+
+
+def _replayed(item: PinnedGold, evidence: dict[str, Any]) -> tuple[list[str], dict | None]:
+    """Problems of the stored matches, and the metrics their walk gives."""
+    answer, matches = evidence.get("answer") or [], evidence.get("matches")
+    if not isinstance(matches, dict) or set(matches) != set(MODES):
+        return [f"no matches stored for each mode ({', '.join(MODES)})"], None
+    index: dict[str, list[int]] = {}  # a name the norms list twice names both features
+    for i, name in enumerate(item.features):
+        index.setdefault(name, []).append(i)
+    results = {}
+    for mode in MODES:
+        rows = matches[mode]
+        if not isinstance(rows, list) or len(rows) != len(answer):
+            return [f"{mode} matches: one list per parsed property expected"], None
+        named = []
+        for prop, row in zip(answer, rows, strict=True):
+            foreign = [f for f in row if f not in index] if isinstance(row, list) else [row]
+            if foreign:
+                return [
+                    f"{mode} match of {prop!r}: {foreign!r:.120} is not a gold feature of "
+                    f"{item.concept} in the pinned norms"
+                ], None
+            named.append((prop, sorted({i for f in row for i in index[f]})))
+        results[mode] = claim(named, len(item.features))
+    return [], result_metrics(results, len(answer))
 
 
 class McraeEvidence:
@@ -44,20 +119,24 @@ class McraeEvidence:
         properties = record.get("properties")
         if not isinstance(properties, list):  # lm-eval keeps only the metrics
             properties = parse_properties(reply)
-        return {"reply": reply, "answer": properties, "scores": defined(raw.scores)}
+        evidence: dict[str, Any] = {"reply": reply, "answer": properties}
+        try:
+            matches = _matches(raw.doc, properties)
+        except DataFormatError:  # a doc whose gold is not ours: the check says so
+            matches = None
+        if matches is not None:
+            evidence["matches"] = matches
+        return {**evidence, "scores": defined(raw.scores)}
 
     def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:
-        if spec_by_name(task).concepts == ESSLLI44:
-            concepts = load_esslli_nouns(data_dir)
-        else:
-            concepts = list(load_norms(data_dir))
         shas = {
             Path(NOUNS_FILE).stem: ESSLLI_NOUNS_DATASET.file(NOUNS_FILE).sha256,
             Path(NORMS_FILE).stem: MCRAE_DATASET.file(NORMS_FILE).sha256,
         }
-        return ItemSet({f"{_stem(task)}:{c}": c for c in concepts}, shas)
+        golds = _pinned(task, options, data_dir)
+        return ItemSet({f"{_stem(task)}:{gold.concept}": gold for gold in golds}, shas)
 
-    def check_item(self, task: str, item: str, evidence: dict[str, Any]) -> list[str]:
+    def check_item(self, task: str, item: PinnedGold, evidence: dict[str, Any]) -> list[str]:
         reply = evidence.get("reply")
         if not isinstance(reply, str):
             return ["no reply stored"]
@@ -67,11 +146,10 @@ class McraeEvidence:
                 f"the stored reply parses to {len(parsed)} properties {parsed[:5]}..., but the "
                 f"bundle stores {evidence.get('answer')!r:.200}"
             ]
-        scores = evidence.get("scores")
-        names = {info.name for info in metric_infos()}
-        if not isinstance(scores, dict) or set(scores) - names:
-            return [f"the per-item scores must be numbers named {', '.join(sorted(names))}"]
-        return []
+        problems, computed = _replayed(item, evidence)
+        if problems:
+            return problems
+        return _check_scores(evidence.get("scores"), defined(computed))
 
     def aggregate(
         self, task: str, scores: list[dict[str, float]]
@@ -96,6 +174,23 @@ class McraeEvidence:
         self, task: str, item: ConceptGold, evidence: dict[str, Any], ratings: dict[str, Any]
     ) -> dict[str, float]:
         return defined(concept_metrics(item, list(evidence.get("answer") or [])))
+
+
+def _check_scores(stored: Any, computed: dict[str, float]) -> list[str]:
+    if not isinstance(stored, dict):
+        return ["no per-item scores stored"]
+    names = computed.keys() | stored.keys()
+    differ = sorted(n for n in names if not close(computed.get(n), _number(stored.get(n))))
+    if not differ:
+        return []
+    shown = ", ".join(
+        f"{n}: stored {stored.get(n)}, matches give {computed.get(n)}" for n in differ
+    )
+    return [f"the per-item scores stored are not those its matches give ({shown:.300})"]
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def _sem(values: list[float]) -> float | None:

@@ -97,34 +97,49 @@ class MatchResult:
         return self.hits(cutoff) / self.n_gold if self.n_gold else math.nan
 
 
-def match_properties(gold: ConceptGold, properties: Sequence[str], mode: str) -> MatchResult:
-    """Walk the ranked list, claiming gold features (see the module docstring)."""
+def named_features(gold: ConceptGold, prop: str, mode: str) -> list[int]:
+    """Indices of the gold features whose expansion sets hold a word of the property."""
+    words = property_words(prop, mode)
+    return [i for i, feature in enumerate(gold.features) if words & feature.expansion]
+
+
+def claim(named: Iterable[tuple[str, Sequence[int]]], n_gold: int) -> MatchResult:
+    """Walk the ranked list of (property, features it names), claiming gold features (see
+    the module docstring): the online scorer and a bundle's offline check share this walk."""
     claimed: set[int] = set()
-    result = MatchResult(n_gold=len(gold.features))
-    for prop in properties:
-        words = property_words(prop, mode)
-        named = [i for i, feature in enumerate(gold.features) if words & feature.expansion]
-        match = Match(prop, named)
-        free = [i for i in named if i not in claimed]
+    result = MatchResult(n_gold=n_gold)
+    for prop, features in named:
+        match = Match(prop, list(features))
+        free = [i for i in features if i not in claimed]
         if free:
             match.claimed = free[0]
             claimed.add(free[0])
-        elif named:
+        elif features:
             match.duplicate = True
         result.matches.append(match)
     return result
 
 
-def concept_metrics(gold: ConceptGold, properties: Sequence[str]) -> dict[str, float]:
-    """Every metric of one concept, from its ranked properties."""
+def match_properties(gold: ConceptGold, properties: Sequence[str], mode: str) -> MatchResult:
+    named = ((prop, named_features(gold, prop, mode)) for prop in properties)
+    return claim(named, len(gold.features))
+
+
+def result_metrics(results: Mapping[str, MatchResult], n_properties: int) -> dict[str, float]:
+    """Every metric of one concept from its match results, one per mode."""
     values: dict[str, float] = {}
     for mode in MODES:
-        result = match_properties(gold, properties, mode)
         for cutoff in CUTOFFS:
-            values[metric_name("P", cutoff, mode)] = result.precision(cutoff)
-            values[metric_name("R", cutoff, mode)] = result.recall(cutoff)
-    values[N_PROPERTIES] = float(len(properties))
+            values[metric_name("P", cutoff, mode)] = results[mode].precision(cutoff)
+            values[metric_name("R", cutoff, mode)] = results[mode].recall(cutoff)
+    values[N_PROPERTIES] = float(n_properties)
     return values
+
+
+def concept_metrics(gold: ConceptGold, properties: Sequence[str]) -> dict[str, float]:
+    """Every metric of one concept, from its ranked properties."""
+    results = {mode: match_properties(gold, properties, mode) for mode in MODES}
+    return result_metrics(results, len(properties))
 
 
 def mean_metrics(per_concept: Iterable[Mapping[str, float]]) -> dict[str, float]:

@@ -205,13 +205,15 @@ def _raw_items(framework: str, task: TaskRun) -> tuple[list[RawItem] | None, str
 
 
 def _file_shas(datasets: list[dict[str, Any]]) -> dict[str, str]:
-    """Dataset file stem -> the sha256 of the copy the run read (or the pinned one)."""
-    return {
-        Path(name).stem: entry["sha256"]
-        for record in datasets
-        for name, entry in record["files"].items()
-        if entry.get("sha256")
-    }
+    """Dataset file stem -> the sha256 of the copy the run read (or the pinned one); also
+    by the path without its suffix, for files whose stems repeat (AbsPyramid's test.json)."""
+    shas = {}
+    for record in datasets:
+        for name, entry in record["files"].items():
+            sha = entry.get("sha256")
+            if sha:
+                shas[Path(name).stem] = shas[Path(name).with_suffix("").as_posix()] = sha
+    return shas
 
 
 def task_evidence(

@@ -17,16 +17,19 @@ from conceptcomb.common import results_reader
 from conceptcomb.common.results_reader import value_metrics, version_text
 from conceptcomb.common.runs import ModelInfo, Run, TaskRun
 
+BUNDLE_SUFFIX = ".bundle.json"
 
-# --- task names ------------------------------------------------------------------------------
-def read_bundle(path: Path, data: dict[str, Any], data_dir: str | None = None) -> Run:
+
+def read_bundle(path: Path, data: Any, data_dir: str | None = None) -> Run:
     """A leaderboard bundle, checked: its rows carry their verification state. An invalid
-    bundle gives no rows, only a note naming its first problem."""
+    bundle gives no rows, only a note naming its first problem (nothing of it is read
+    before the checks pass: its fields may have any type)."""
     from conceptcomb.report.validate import check_bundle
 
     checked = check_bundle(data, data_dir)
-    framework = data.get("framework") or {}
-    model = data.get("model") or {}
+    if checked.problems:
+        return _invalid(path, checked.problems)
+    framework, model = data["framework"], data["model"]
     info = ModelInfo(
         str(model.get("label") or model.get("name") or path.stem),
         str(model.get("name") or ""),
@@ -36,12 +39,6 @@ def read_bundle(path: Path, data: dict[str, Any], data_dir: str | None = None) -
     )
     run = Run(str(framework.get("name", "")), framework.get("version"), info, sources=[path])
     run.generation = dict(data.get("generation") or {})
-    if checked.problems:
-        run.notes.append(
-            f"{path.name}: INVALID bundle, left out ({len(checked.problems)} problems; the "
-            f"first: {checked.problems[0]}); run `conceptcomb validate-bundle {path}`"
-        )
-        return run
     states = {check.task: check for check in checked.tasks}
     for record in data["tasks"]:
         task = str(record["task"])
@@ -67,7 +64,30 @@ def read_bundle(path: Path, data: dict[str, Any], data_dir: str | None = None) -
     return run
 
 
+def _invalid(path: Path, problems: list[str]) -> Run:
+    """An INVALID bundle as a run with no rows: a note with its first problem."""
+    run = Run("", None, ModelInfo(path.stem, "", "", {}, {}), sources=[path])
+    run.notes.append(
+        f"{path.name}: INVALID bundle, left out ({len(problems)} problems; the first: "
+        f"{problems[0]}); run `conceptcomb validate-bundle {path}`"
+    )
+    return run
+
+
+def read_bundle_file(path: Path) -> Run:
+    """A ``*.bundle.json`` read within the limits of `conceptcomb.report.safe_json` (a
+    bundle comes from anyone: never a plain ``json.loads``)."""
+    from conceptcomb.report.validate import check_file, read_bundle_file
+
+    try:
+        data = read_bundle_file(path)
+    except (OSError, ValueError):  # Refused is a ValueError: check_file names the problem
+        return _invalid(path, check_file(path).problems)
+    return read_bundle(path, data)
+
+
 def _bundle(path: Path, data: dict[str, Any]) -> Run | None:
+    """A bundle not named ``*.bundle.json`` (the JSON was read already)."""
     if str(data.get("schema", "")).startswith("conceptcomb-bundle/"):
         return read_bundle(path, data)
     return None
@@ -75,4 +95,14 @@ def _bundle(path: Path, data: dict[str, Any]) -> Run | None:
 
 def read_runs(paths: Iterable[Path]) -> list[Run]:
     """Every run of our tasks found in the files and folders, merged by (framework, model)."""
-    return results_reader.read_runs(paths, known_tasks().get, (_bundle,))
+    bundles, others = [], []
+    for path in paths:
+        files = results_reader.result_files(Path(path))
+        found = [file for file in files if file.name.endswith(BUNDLE_SUFFIX)]
+        bundles += found
+        if len(found) < len(files) or not files:
+            others.append(path)
+    runs = [read_bundle_file(path) for path in bundles]
+    if others:
+        runs += results_reader.read_files(others, known_tasks().get, (_bundle,), skip=BUNDLE_SUFFIX)
+    return results_reader.merge_runs(runs)

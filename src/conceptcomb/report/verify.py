@@ -21,6 +21,7 @@ the claimed ones.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -143,6 +144,10 @@ def check_task(
         return TaskCheck(
             name, UNVERIFIED, f"its test set could not be read here: {_failure(err)}", items=items
         )
+    if hasattr(checker, "prepare"):  # work done once for all items (batched lemmas...)
+        # Only a speed-up: what is wrong with an item, the item checks below name.
+        with contextlib.suppress(Exception):
+            checker.prepare(name, items)
     expected = {test.item_id(key): key for key in test.items}
     if len(items) > len(test.items):
         problem = (
@@ -307,6 +312,13 @@ def rescore_task(
         )
         scores.append(new)
     recomputed = checker.aggregate(name, scores)
+    if hasattr(checker, "recompute"):  # corpus-level metrics (macro-F1, BLEU): from the items
+        by_item = [(item, evidence) for evidence, item in pairs]
+        try:
+            corpus = checker.recompute(name, task.get("options") or {}, by_item).metrics
+        except Exception:  # rescoring items the recompute does not take: those metrics differ
+            corpus = {}
+        recomputed = {**corpus, **recomputed}
     claimed = task.get("metrics") or {}
     for metric in sorted(claimed.keys() | recomputed.keys()):
         value = (claimed.get(metric) or {}).get("value")

@@ -1,0 +1,289 @@
+"""CGGC items in a bundle, and their metrics recomputed from the stored replies.
+
+An item's evidence: ``reply`` (raw), ``answer`` (the sentence the task scored,
+`scoring.prediction_of`), ``demonstrations`` and ``references`` (stable ids of the pinned
+dataset's items, in order), ``verification`` for ``_verified`` tasks (``edges``: [head,
+relation, tail, verdict] per question, verdict None where the judge failed; ``verified``,
+``failed``) and ``scores`` (the per-item values the framework aggregated).
+
+Checking: the answer is the reply cleaned again; the demonstrations are those the task's
+sampler gives the item with the run's options (seed, k, packaging...); the reference is the
+item's own (each CGGC item is scored against its own sentence); the questions are the
+item's edges; the per-item scores follow from the answer and the verdicts. Every corpus
+metric is then recomputed from the answers and the pinned references with the tasks' code
+(`conceptcomb.cggc.metrics`); METEOR without Java and SPICE without its jars are "not
+re-checked" on this machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import shutil
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from conceptcomb.cggc import metrics
+from conceptcomb.cggc.data import (
+    POOL_FILE,
+    TEST_FILE,
+    CggcItem,
+    _find_file,
+    dataset_dir,
+    read_bytes,
+)
+from conceptcomb.cggc.metrics import Scored
+from conceptcomb.cggc.scoring import prediction_of
+from conceptcomb.cggc.tasks import TaskOptions, spec_by_name, task_pairs
+from conceptcomb.cggc.verification import (
+    SUFFIX,
+    VERIFIED_SHARE,
+    VERIFIER_FAILURES,
+    Verification,
+    edge_questions,
+    with_verified,
+)
+from conceptcomb.common.evidence import ItemSet, RawItem, Recomputed, close, defined
+
+PER_ITEM = ("rouge2", "rougeL", "coverage")  # means of per-item values; the rest are corpus
+JAVA_MISSING = "no 'java' on PATH here (METEOR 1.5 is a jar)"
+SPICE_MISSING = f"Stanford CoreNLP 3.6.0 jars not found here (set {metrics.SPICE_ENV}=DIR)"
+
+
+@dataclass(frozen=True)
+class TestItem:
+    """A test item as the task serves it: the item and its demonstrations' ids."""
+
+    item: CggcItem
+    demonstrations: tuple[str, ...]  # stable ids, in the order shown
+
+
+@lru_cache(maxsize=4)
+def file_digests(data_dir: str | None) -> dict[str, str]:
+    """File stem -> sha256 of the uncompressed file (the lines of the dataset's manifest,
+    the same whether the copy is gzipped or not)."""
+    folder = dataset_dir(data_dir)
+    found = {}
+    for stem in (POOL_FILE, TEST_FILE):
+        path = _find_file(folder, stem)
+        if path is not None:
+            found[stem] = hashlib.sha256(read_bytes(path)).hexdigest()
+    return found
+
+
+def _stable_id(digests: dict[str, str], stem: str, item_id: str) -> str:
+    return f"{digests.get(stem, '')}:{stem}:{item_id}"
+
+
+def _options(options: dict[str, Any]) -> TaskOptions:
+    return TaskOptions.resolve({k: v for k, v in options.items() if v is not None})
+
+
+@lru_cache(maxsize=8)
+def _test_items(task: str, options: tuple[tuple[str, Any], ...]) -> dict[str, TestItem]:
+    """Key -> the item and its demonstrations, as the task's sampler chooses them."""
+    spec, resolved = spec_by_name(task), _options(dict(options))
+    digests = file_digests(resolved.data_dir)
+    pool = TEST_FILE if spec.setting == "id" else POOL_FILE
+    return {
+        f"{TEST_FILE}:{item.item_id}": TestItem(
+            item, tuple(_stable_id(digests, pool, d.item_id) for d in demos)
+        )
+        for item, demos in task_pairs(spec, resolved)
+    }
+
+
+def _frozen(options: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    keys = ("data_dir", "k", "seed", "packaging", "test_type")  # what decides items and demos
+    return tuple((k, str(options[k])) for k in keys if options.get(k) not in (None, ""))
+
+
+def _verification_evidence(record: Any) -> dict[str, Any] | None:
+    if not isinstance(record, dict):
+        return None
+    edges = [
+        [edge.get("head"), edge.get("relation"), edge.get("tail"), edge.get("verdict")]
+        for edge in record.get("edges") or []
+        if isinstance(edge, dict)
+    ]
+    return {"edges": edges, "verified": record.get("verified"), "failed": record.get("failed")}
+
+
+def _verdict(item: CggcItem, answer: str, stored: dict[str, Any]) -> tuple[Verification, list[str]]:
+    """The item's verification from the stored verdicts, and what does not match the task."""
+    asked = [[q.head, q.relation, q.tail] for q in edge_questions(item, answer)]
+    edges = stored.get("edges") if isinstance(stored.get("edges"), list) else []
+    problems = []
+    if [list(edge[:3]) for edge in edges if isinstance(edge, list)] != asked:
+        problems.append(
+            f"the verifier's questions {edges!r:.200} are not the item's edges {asked!r:.200}"
+        )
+    verdicts = [edge[3] if isinstance(edge, list) and len(edge) > 3 else None for edge in edges]
+    if not all(v is None or isinstance(v, bool) for v in verdicts):
+        problems.append("a verdict must be true, false or null (the judge failed)")
+    result = Verification(item.item_id)
+    # A question without its stored verdict counts as failed, never as a yes.
+    result.failed = len(verdicts) != len(asked) or any(v is None for v in verdicts)
+    result.verified = False if not asked else None if result.failed else all(verdicts)
+    if (stored.get("verified"), bool(stored.get("failed"))) != (result.verified, result.failed):
+        problems.append(
+            f"its verdicts give verified={result.verified}, failed={result.failed}, but the "
+            f"bundle stores verified={stored.get('verified')}, failed={stored.get('failed')}"
+        )
+    return result, problems
+
+
+class CggcEvidence:
+    def __init__(self) -> None:
+        # (item id, answer) -> per-item values: checked per item, then averaged in recompute
+        self._values: dict[tuple[str, str], dict[str, float]] = {}
+
+    # --- building ------------------------------------------------------------------------
+    def item_key(self, task: str, doc: dict[str, Any], data_dir: str | None = None) -> str | None:
+        item_id = str(doc.get("item_id") or "")
+        return f"{TEST_FILE}:{item_id}" if item_id else None
+
+    def evidence_item(self, task: str, raw: RawItem) -> dict[str, Any]:
+        reply = raw.replies[0] if raw.replies else ""
+        digests = file_digests(str(raw.doc["data_dir"]) if raw.doc.get("data_dir") else None)
+        pool = TEST_FILE if raw.doc.get("setting") == "id" else POOL_FILE
+        evidence: dict[str, Any] = {
+            "reply": reply,
+            "answer": prediction_of(raw.doc, reply),
+            "demonstrations": [
+                _stable_id(digests, pool, str(d)) for d in raw.doc.get("demonstration_ids") or []
+            ],
+            "references": [_stable_id(digests, TEST_FILE, str(raw.doc.get("item_id")))],
+        }
+        verification = _verification_evidence((raw.record or {}).get("verification"))
+        if verification is not None:
+            evidence["verification"] = verification
+        return {**evidence, "scores": defined(raw.scores)}
+
+    # --- checking ------------------------------------------------------------------------
+    def prepare(self, task: str, items: list[dict[str, Any]]) -> None:
+        """Lemmatize every stored answer in one batch (Coverage), before the items are
+        checked one by one: a full bundle's 16k answers in a fraction of the time."""
+        style = spec_by_name(task).style
+        metrics.prime_lemmas([_answer(style, evidence) for evidence in items])
+
+    def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:
+        wanted = {**options, "data_dir": data_dir or options.get("data_dir")}
+        items = _test_items(task, _frozen(wanted))
+        return ItemSet(dict(items), file_digests(_options(wanted).data_dir))
+
+    def check_item(self, task: str, item: TestItem, evidence: dict[str, Any]) -> list[str]:
+        spec = spec_by_name(task)
+        reply = evidence.get("reply")
+        if not isinstance(reply, str):
+            return ["no reply stored"]
+        doc = {"prompt_style": spec.style}
+        answer = prediction_of(doc, reply)
+        problems = []
+        if evidence.get("answer") != answer:
+            problems.append(
+                f"the stored reply gives the sentence {answer!r:.120}, the bundle stores "
+                f"{evidence.get('answer')!r:.120}"
+            )
+        if evidence.get("demonstrations") != list(item.demonstrations):
+            problems.append(
+                "its demonstrations are not those the task's sampler gives it with the run's "
+                f"options ({', '.join(d.rsplit(':', 1)[-1] for d in item.demonstrations)})"
+            )
+        if evidence.get("references") != [evidence.get("id")]:  # scored against its own
+            problems.append("its reference must be the item's own sentence (the item's id)")
+        expected = self._item_values(item.item, answer)
+        if spec.verify:
+            stored = evidence.get("verification")
+            if not isinstance(stored, dict):
+                return [*problems, "a _verified task's item needs the verifier's answers"]
+            verification, found = _verdict(item.item, answer, stored)
+            problems += found
+            expected = defined(with_verified(expected, verification))
+        return problems + _check_scores(evidence.get("scores"), expected)
+
+    def _item_values(self, item: CggcItem, answer: str) -> dict[str, float]:
+        key = (item.item_id, answer)
+        if key not in self._values:
+            scored = Scored(item.item_id, answer, (item.target,), item.concepts)
+            self._values[key] = defined(metrics.item_metrics(scored))
+        return self._values[key]
+
+    def recompute(
+        self, task: str, options: dict[str, Any], pairs: list[tuple[TestItem, dict[str, Any]]]
+    ) -> Recomputed:
+        spec = spec_by_name(task)
+        rows = [(test.item, _answer(spec.style, evidence), evidence) for test, evidence in pairs]
+        result = self._table4(rows, "")
+        if spec.verify:
+            verdicts = [
+                _verdict(item, answer, evidence.get("verification") or {})[0]
+                for item, answer, evidence in rows
+            ]
+            # Per item 100 or 0, as the task scores it (its standard error on that scale).
+            known = [100.0 * v.verified for v in verdicts if v.verified is not None]
+            if known:
+                result.metrics[VERIFIED_SHARE] = (sum(known) / len(known), sem(known))
+            failures = float(sum(v.failed for v in verdicts))
+            result.metrics[VERIFIER_FAILURES] = (failures, None)
+            kept = [row for row, v in zip(rows, verdicts, strict=True) if v.verified]
+            subset = self._table4(kept, SUFFIX)
+            result.metrics.update(subset.metrics)
+            result.not_rechecked.update(subset.not_rechecked)
+        return result
+
+    def _table4(self, rows: list[tuple[CggcItem, str, dict]], suffix: str) -> Recomputed:
+        """Every Table 4 metric over the rows (named with ``suffix``); none for no rows."""
+        result = Recomputed({})
+        if not rows:
+            return result
+        values = [self._item_values(item, answer) for item, answer, _ in rows]
+        for name in PER_ITEM:
+            found = [v[name] for v in values if name in v]
+            if found:
+                result.metrics[name + suffix] = (sum(found) / len(found), sem(found))
+        records = [Scored(i.item_id, a, (i.target,), i.concepts) for i, a, _ in rows]
+        for name, value in metrics.bleu(records).items():
+            result.metrics[name + suffix] = (value, None)
+        result.metrics["cider" + suffix] = (metrics.cider(records), None)
+        if shutil.which("java") is None:
+            result.not_rechecked["meteor" + suffix] = JAVA_MISSING
+        else:
+            result.metrics["meteor" + suffix] = (metrics.meteor(records), None)
+        missing = metrics.spice_status()
+        if missing:
+            result.not_rechecked["spice" + suffix] = SPICE_MISSING
+        else:
+            result.metrics["spice" + suffix] = (metrics.spice(records), None)
+        return result
+
+
+def _answer(style: str, evidence: dict[str, Any]) -> str:
+    return prediction_of({"prompt_style": style}, str(evidence.get("reply") or ""))
+
+
+def _check_scores(stored: Any, expected: dict[str, float]) -> list[str]:
+    """The stored per-item scores against the recomputed ones (Inspect keeps no per-item
+    ``<metric>_verified`` values: they may be absent)."""
+    if not isinstance(stored, dict):
+        return ["no per-item scores stored"]
+    problems = []
+    for name in sorted(stored.keys() | expected.keys()):
+        if name not in stored and name.endswith(SUFFIX):
+            continue
+        if not close(stored.get(name), expected.get(name)):
+            problems.append(
+                f"per-item {name}: the bundle stores {stored.get(name)}, its answer gives "
+                f"{expected.get(name)}"
+            )
+    return problems
+
+
+def sem(values: list[float]) -> float | None:
+    """lm-eval's standard error of a mean (sample SD / sqrt(n))."""
+    n = len(values)
+    if n < 2:
+        return None
+    mean = sum(values) / n
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)

@@ -1,0 +1,53 @@
+"""A CGGC bundle whose replies are the items' own reference sentences, scored through
+``conceptcomb score --samples-output`` (the size and validation time of a full test set,
+without a model; every metric at its maximum)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conceptcomb.cggc.tasks import TaskOptions, item_doc, spec_by_name, task_pairs
+from conceptcomb.testing.recorded import _cli
+
+MODEL_NAME = "cggc-references"
+
+
+def write_reference_predictions(
+    task: str, out: Path, data_dir: str | None = None, limit: int | None = None
+) -> int:
+    """A ``{"doc", "response"}`` JSONL of the task's test items, each answered by its own
+    reference sentence; the number of items."""
+    spec = spec_by_name(task)
+    options = TaskOptions(data_dir=data_dir)
+    pairs = task_pairs(spec, options)[:limit]
+    with out.open("w", encoding="utf-8") as handle:
+        for item, demos in pairs:
+            doc = item_doc(item, demos, spec, options)
+            handle.write(json.dumps({"doc": doc, "response": item.target}) + "\n")
+    return len(pairs)
+
+
+def cggc_bundle(
+    out: Path,
+    data_dir: str | None = None,
+    tasks: tuple[str, ...] = ("cggc_ood",),
+    limit: int | None = None,
+) -> Path:
+    """One bundle of ``tasks`` (all their test items, or the first ``limit``); its path."""
+    out.mkdir(parents=True, exist_ok=True)
+    results = []
+    for task in tasks:
+        predictions = out / f"{task}.jsonl"
+        write_reference_predictions(task, predictions, data_dir, limit)
+        result = out / f"{task}.results.json"
+        _cli(
+            "score", task, "--predictions", str(predictions),
+            "--output", str(result),
+            "--samples-output", str(out / f"{task}.samples.jsonl"),
+            "--model-name", MODEL_NAME,
+        )  # fmt: skip
+        results.append(str(result))
+    _cli("submit-bundle", *results, "--out", str(out / "bundles"))
+    (bundle,) = (out / "bundles").glob("*.bundle.json")
+    return bundle
