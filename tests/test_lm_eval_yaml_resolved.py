@@ -59,3 +59,45 @@ def test_task_yaml_totals_at_most_1000_lines() -> None:
         if path.is_file()
     )
     assert lines <= 1000
+
+
+# The variant families (issue 26): `lm_eval --tasks <tag>` runs every task of one variant.
+EXPECTED_TAGS = {
+    "ccpt": {
+        "ccpt_cot",
+        "ccpt_full",
+        "ccpt_full_cot",
+        "ccpt_oracle",
+        "ccpt_sa_conceptnet_nofilter",
+    },
+    "cggc": {"cggc_script", "cggc_verified", "cggc_order", "cggc_level"},
+    "abspyramid": {
+        f"abspyramid_{method}"
+        for method in ("ll", "zs", "cot", "icl", "icl_cot", "nli", "nli_cot", "gen")
+    },
+    "mcrae": set(),  # two tasks, no variants
+}
+
+
+@pytest.mark.parametrize("key", BENCHMARKS)
+def test_each_tag_resolves_to_its_family_in_lm_eval(key: str, monkeypatch) -> None:
+    """lm-eval's own index and tag expansion (the path of `lm_eval --tasks <tag>`), with the
+    building of each task replaced by its name: no dataset, no model."""
+    from lm_eval.tasks import TaskManager
+    from lm_eval.tasks._index import Kind
+
+    declaration, folder = _declared(key)
+    declared = declaration.tags()
+    assert set(declared) == EXPECTED_TAGS[key]
+    manager = TaskManager(include_path=str(folder), include_defaults=False)
+    assert sorted(manager.all_tags) == sorted(declared)
+    own = {leaf.task for leaf in declaration.leaves} | {group.name for group in declaration.groups}
+    monkeypatch.setattr(manager._factory, "_build_task", lambda entry, overrides: entry.name)
+    for tag, tasks in declared.items():
+        assert tag not in own and manager.task_index[tag].kind == Kind.TAG
+        assert manager.match_tasks([tag]) == [tag]  # the CLI's name check accepts it
+        assert manager._load_spec(tag) == sorted(tasks), tag
+    # no task outside a family: each is in a group or carries a tag (McRae: no variants)
+    grouped = {task for group in declaration.groups for task in group.tasks}
+    loose = [leaf.task for leaf in declaration.leaves if not leaf.tags and leaf.task not in grouped]
+    assert loose == ([] if key != "mcrae" else ["mcrae_esslli44", "mcrae_all"])

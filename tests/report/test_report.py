@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
+from conceptcomb.ccpt.tasks import TASK_VERSION
 from conceptcomb.cli import main
 from conceptcomb.common.runs import INSPECT, LM_EVAL
 from conceptcomb.report.runs import read_runs
@@ -103,6 +104,8 @@ def test_type_prediction_rows_are_the_runs_numbers(
         ours["lm-eval"]["cm_canceled_as_others"] == ours["inspect"]["cm_canceled_as_others"] == ""
     )
     assert ours["lm-eval"]["items"] == ours["inspect"]["items"] == "3/1000"
+    # the task version each framework recorded (lm-eval `versions`, Inspect task `version`)
+    assert ours["lm-eval"]["task_version"] == ours["inspect"]["task_version"] == TASK_VERSION
     (paper,) = [row for row in rows if row["origin"] == "published"]
     assert paper["model"] == "GPT-4o" and float(paper["accuracy"]) == 56.4
     assert paper["framework_or_source"] == "Song et al. (NAACL 2025), Table 5"
@@ -143,8 +146,12 @@ def test_mcrae_table_has_our_precision_and_no_published_rows(
 def test_markdown_marks_the_papers_rows_and_partial_runs(report: tuple[Path, str]) -> None:
     text = (report[0] / "ccpt.md").read_text()
     assert "### CCPT generative tasks (Song et al. 2025, Table 3)" in text
-    assert "| **SmolLM2-135M-Instruct.Q4_1** | Base | lm-eval 0.4.13 | 3/200 |" in text
-    assert "| GPT-4o | Base | **published**: Song et al. (NAACL 2025), Table 5 | – | 56.4 |" in text
+    assert "| **SmolLM2-135M-Instruct.Q4_1** | Base | lm-eval 0.4.13 | 3/200 | 1.0 |" in text
+    # The papers' rows have no item count and no task version.
+    assert (
+        "| GPT-4o | Base | **published**: Song et al. (NAACL 2025), Table 5 | – | – | 56.4 |"
+        in (text)
+    )
     assert "not comparable to the papers' rows" in text
     assert "judge: " in text
 

@@ -91,6 +91,16 @@ def _corpus(info: MetricInfo) -> str:
     return f"{HOOKS}.{info.name}"  # macro_f1, auc, bleu1, ...: the hook of the same name
 
 
+def tags(spec: AbsTaskSpec) -> tuple[str, ...]:
+    """The lm-eval tag of a task's method: its four relations (noun, verb, event, all) in that
+    method, ``abspyramid_<ll|zs|cot|icl|icl_cot|nli|nli_cot>`` for detection (``ll``:
+    log-likelihood of Yes/No) and ``abspyramid_gen`` for generation."""
+    if spec.kind != DETECTION:
+        return ("abspyramid_gen",)
+    variant = spec.name.removeprefix(f"abspyramid_det_{spec.relation}")
+    return (f"abspyramid{variant or '_ll'}",)
+
+
 def _template(spec: AbsTaskSpec) -> Template:
     if spec.generative:
         keys: dict = {"output_type": "generate_until", "num_fewshot": 0, "doc_to_text": "prompt"}
@@ -115,7 +125,7 @@ def _template(spec: AbsTaskSpec) -> Template:
 def declaration() -> TaskYaml:
     specs = all_specs()
     kinds = map(_template, specs)
-    leaves = [Leaf(spec.name, _kind(spec)) for spec in specs]
+    leaves = [Leaf(spec.name, _kind(spec), tags=tags(spec)) for spec in specs]
     group = Group(GROUP_NAME, [s.name for s in default_specs()], {"version": float(TASK_VERSION)})
     return TaskYaml(
         "conceptcomb.abspyramid.lm_eval_yaml",

@@ -77,25 +77,32 @@ def _template(spec: CcptTaskSpec) -> Template:
     return Template(_kind(spec), keys, include=BASE)
 
 
+def tags(spec: CcptTaskSpec) -> tuple[str, ...]:
+    """The lm-eval tag of a variant: the ``ccpt`` group's tasks in that variant (``ccpt_cot``,
+    ``ccpt_full``, ``ccpt_full_cot``, ``ccpt_oracle``, ``ccpt_sa_conceptnet_nofilter``); the
+    group's own tasks (test items, base prompts) carry none."""
+    variant = spec.name.removeprefix(f"ccpt_{spec.kind}")
+    return (f"ccpt{variant}",) if variant else ()
+
+
 def _method_leaf(spec: CcptTaskSpec) -> Leaf:
     if not spec.oracle:
         # Spreading activation without filter: C_T is computed when the dataset is built.
-        return Leaf(
-            spec.name, _kind(spec), {"custom_dataset": Function(f"{METHOD_HOOKS}.load_dataset")}
-        )
+        keys = {"custom_dataset": Function(f"{METHOD_HOOKS}.load_dataset")}
+        return Leaf(spec.name, _kind(spec), keys, tags(spec))
     sampling = {"do_sample": True, "temperature": ORACLE_TEMPERATURE, "top_p": ORACLE_TOP_P}
     keys = {
         "generation_kwargs": {"until": [], "max_gen_toks": spec.max_tokens, **sampling},
         "repeats": ORACLE_N,
         "metric_list": lm_eval_yaml.metric_list(oracle_metric_infos(spec)),
     }
-    return Leaf(spec.name, ORACLE, keys)
+    return Leaf(spec.name, ORACLE, keys, tags(spec))
 
 
 def declaration() -> TaskYaml:
     specs = all_specs()
     templates = [BASE_TEMPLATE, *lm_eval_yaml.one_per_kind(map(_template, specs)), ORACLE_TEMPLATE]
-    leaves = [Leaf(spec.name, _kind(spec)) for spec in specs]
+    leaves = [Leaf(spec.name, _kind(spec), tags=tags(spec)) for spec in specs]
     leaves += [_method_leaf(spec) for spec in lm_eval_method_specs()]
     group = Group(GROUP_NAME, [s.name for s in default_specs()], {"version": float(TASK_VERSION)})
     return TaskYaml("conceptcomb.ccpt.lm_eval_yaml", templates, leaves, "ccpt_task", [group])

@@ -73,6 +73,23 @@ def _kind(spec: CggcTaskSpec) -> str:
     return f"_cggc_{spec.style}{'_verified' if spec.verify else ''}_yaml"
 
 
+def tags(spec: CggcTaskSpec) -> tuple[str, ...]:
+    """The lm-eval tags of a task's variant families: ``cggc_script`` (the authors' released
+    prompt layout), ``cggc_verified`` (relation verification, section 5.3), ``cggc_order``
+    (Table 7 "order": easy-to-hard, hard-to-easy) and ``cggc_level`` (Table 7 "level": all
+    demonstrations of one structure type)."""
+    found = []
+    if spec.style == "script":
+        found.append("cggc_script")
+    if spec.verify:
+        found.append("cggc_verified")
+    elif spec.order != "random":
+        found.append("cggc_order")
+    if spec.structure is not None:
+        found.append("cggc_level")
+    return tuple(found)
+
+
 def _template(spec: CggcTaskSpec) -> Template:
     if spec.verify:
         keys = {
@@ -104,7 +121,7 @@ def declaration() -> TaskYaml:
     specs = [*all_specs(), *verified_specs()]
     plain = [replace(spec, verify=False) for spec in specs]  # a verified kind extends its style
     kinds = lm_eval_yaml.one_per_kind(map(_template, [*plain, *specs]))
-    leaves = [Leaf(spec.name, _kind(spec)) for spec in specs]
+    leaves = [Leaf(spec.name, _kind(spec), tags=tags(spec)) for spec in specs]
     version = {"version": float(TASK_VERSION)}
     groups = [
         Group(GROUP_NAME, ["cggc_id", "cggc_ood"], version),

@@ -127,6 +127,9 @@ class Row:
     note: str = ""
     # Ours: verified / partial / unverified (`conceptcomb.report.verify`); papers' rows: "".
     verification: str = ""
+    # Ours: the version of the tasks the row ran ("1.1"; per task, in the order of `items`,
+    # when they differ; "?" where a result did not record it); papers' rows: "".
+    version: str = ""
 
     @property
     def partial(self) -> bool:
@@ -171,7 +174,17 @@ def our_row(
         ", ".join(sources),
         note,
         verification,
+        task_versions(tasks),
     )
+
+
+def task_versions(tasks: list[TaskRun]) -> str:
+    """The tasks' version, once when they share it, else per task (" · "-joined like the
+    items); "" when no task recorded one."""
+    versions = [task.version or "?" for task in tasks]
+    if not tasks or all(task.version is None for task in tasks):
+        return ""
+    return versions[0] if len(set(versions)) == 1 else " · ".join(versions)
 
 
 def published_rows(rows: Iterable[PublishedRow], table: str) -> list[Row]:

@@ -55,11 +55,15 @@ class Template:
 
 @dataclass(frozen=True)
 class Leaf:
-    """One task: its template and the keys that differ from it."""
+    """One task: its template, the keys that differ from it, and its lm-eval ``tag``s: the
+    variant families it belongs to (``lm_eval --tasks ccpt_cot`` runs every task tagged so).
+    lm-eval indexes a tag from the tasks that name it; unlike a group it has no file, no
+    aggregate row and no version of its own."""
 
     task: str
     template: str
     keys: Mapping[str, Any] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -96,8 +100,17 @@ class TaskYaml:
         return {**self.inherited(template.include), **template.keys}
 
     def leaf_keys(self, leaf: Leaf) -> dict[str, Any]:
+        tags = {"tag": FlowList(leaf.tags)} if leaf.tags else {}
         dataset = {"dataset_kwargs": Flow({self.dataset_key: leaf.task})}
-        return {"task": leaf.task, **dataset, **leaf.keys}
+        return {"task": leaf.task, **tags, **dataset, **leaf.keys}
+
+    def tags(self) -> dict[str, list[str]]:
+        """{tag: its tasks, in declaration order}: what ``lm_eval --tasks <tag>`` runs."""
+        found: dict[str, list[str]] = {}
+        for leaf in self.leaves:
+            for tag in leaf.tags:
+                found.setdefault(tag, []).append(leaf.task)
+        return found
 
     def resolved(self, leaf: Leaf) -> dict[str, Any]:
         """The task's config as lm-eval merges it (templates first, the leaf's keys win), a

@@ -12,7 +12,7 @@ from pathlib import Path
 import conceptcomb
 from conceptcomb.common.tables import PUBLISHED, Cell, Row, Table
 
-FIXED = ("model", "setting", "framework / source", "items")
+FIXED = ("model", "setting", "framework / source", "items", "task version")
 # Markdown and CSV: the last column (the fixed columns and the metrics stay together);
 # HTML: beside the items, where a reader sees it without scrolling.
 VERIFICATION = "verification"
@@ -22,6 +22,12 @@ LEGEND = (
     "validate-bundle` checked on the whole test set of the pinned dataset; *partial* on a "
     "subset of it (a --limit run); *unverified* rows come from results files, or from a "
     "bundle without per-item evidence."
+)
+VERSION_LEGEND = (
+    "task version: the version of the tasks a row ran (lm-eval `version`, Inspect task "
+    "`version`, a bundle's `tasks[].version`); it changes with the task's prompts, data, "
+    "parsing or scoring (see the benchmark README's Changelog), and rows of different "
+    "versions are not comparable."
 )
 
 
@@ -45,7 +51,7 @@ def markdown(table: Table) -> str:
     for row in table.rows:
         model = f"**{row.model}**" if row.origin != PUBLISHED else row.model
         cells = [cell_text(row.cells.get(c.key), table.digits) for c in table.columns]
-        fixed = [model, row.setting, _origin(row), row.items or "–"]
+        fixed = [model, row.setting, _origin(row), row.items or "–", row.version or "–"]
         end = [row.verification or "–"]
         lines.append("| " + " | ".join(s.replace("|", "\\|") for s in fixed + cells + end) + " |")
     notes = [*table.notes, *_row_notes(table.rows), *_legend(table)]
@@ -55,7 +61,17 @@ def markdown(table: Table) -> str:
 
 
 def _legend(table: Table) -> list[str]:
-    return [LEGEND] if table.ours() else []
+    ours = table.ours()
+    if not ours:
+        return []
+    notes = [LEGEND, VERSION_LEGEND]
+    versions = sorted({row.version for row in ours if row.version})
+    if len(versions) > 1:
+        notes.append(
+            f"these rows ran different task versions ({', '.join(versions)}): compare only "
+            "rows of one version."
+        )
+    return notes
 
 
 def _row_notes(rows: Sequence[Row]) -> list[str]:
@@ -70,13 +86,14 @@ def write_csv(table: Table, path: Path) -> None:
     """One line per row; each metric as value and stderr columns (empty when absent)."""
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        header = ["table", "origin", "model", "setting", "framework_or_source", "items", "note"]
+        header = ["table", "origin", "model", "setting", "framework_or_source", "items"]
+        header += ["task_version", "note"]
         for column in table.columns:
             header += [column.key, f"{column.key}_stderr"]
         writer.writerow([*header, VERIFICATION])
         for row in table.rows:
             line = [table.key, row.origin, row.model, row.setting, row.framework, row.items]
-            line.append(row.note)
+            line += [row.version, row.note]
             for column in table.columns:
                 cell = row.cells.get(column.key)
                 line.append("" if cell is None or cell.value is None else repr(cell.value))
@@ -134,6 +151,7 @@ def _html_row(table: Table, row: Row) -> str:
         f"<td>{html.escape(row.setting)}</td>",
         f"<td>{html.escape(row.framework)}</td>",
         f"<td>{html.escape(row.items or '–')}</td>",
+        f"<td>{html.escape(row.version or '–')}</td>",
         f'<td class="{row.verification}">{html.escape(row.verification or "–")}</td>',
     ]
     cells = [
