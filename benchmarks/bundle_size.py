@@ -6,14 +6,17 @@
 * CGGC: ``cggc_ood`` on all its test items, each answered by its own reference sentence
   (`conceptcomb.testing.cggc_references`), against 8 MB and 2 minutes (METEOR's JVM
   included: every corpus metric is recomputed);
-* AbsPyramid, McRae: from `conceptcomb.testing.full_bundles` where that module exists.
+* AbsPyramid (zero-shot detection and generation, every relation) and McRae (both tasks),
+  each reply the gold answer (`conceptcomb.testing.full_bundles`), against 1 MB and 10 s.
+  AbsPyramid's test files come from the hub: ``--abspyramid-dir`` names a folder in the
+  hub's layout (without it the section is skipped and says so).
 
 Each bundle goes through ``conceptcomb score --samples-output`` and ``submit-bundle``; the
 script prints its size and the time ``validate-bundle`` takes on it (in this process, and
 as a fresh command) as ratios to the budgets, and each task's state.
 
     python benchmarks/bundle_size.py [--benchmark ccpt|cggc|abspyramid|mcrae|all] [--out DIR]
-        [--data-dir DIR]
+        [--data-dir DIR] [--abspyramid-dir DIR]
 """
 
 from __future__ import annotations
@@ -42,8 +45,8 @@ class Budget:
 BUDGETS = {
     "ccpt": Budget(2 * MB, 5.0),
     "cggc": Budget(8 * MB, 120.0),
-    "abspyramid": Budget(8 * MB, 120.0),
-    "mcrae": Budget(8 * MB, 120.0),
+    "abspyramid": Budget(1 * MB, 10.0),
+    "mcrae": Budget(1 * MB, 10.0),
 }
 
 
@@ -59,21 +62,14 @@ def cggc_bundle(out: Path, data_dir: str | None) -> Path:
     return build(out, None)  # the shipped dataset (data_dir names the CCPT/McRae files)
 
 
-def _full_bundles(name: str) -> Callable[[Path, str | None], Path] | None:
-    """AbsPyramid's and McRae's builders, where `conceptcomb.testing.full_bundles` exists."""
-    try:
-        from conceptcomb.testing import full_bundles
-    except ImportError:
-        return None
-    return getattr(full_bundles, f"{name}_bundle", None)
+def builders() -> dict[str, Callable[[Path, str | None], Path]]:
+    from conceptcomb.testing.full_bundles import abspyramid_bundle, mcrae_bundle
 
-
-def builders() -> dict[str, Callable[[Path, str | None], Path] | None]:
     return {
         "ccpt": ccpt_bundle,
         "cggc": cggc_bundle,
-        "abspyramid": _full_bundles("abspyramid"),
-        "mcrae": _full_bundles("mcrae"),
+        "abspyramid": abspyramid_bundle,
+        "mcrae": mcrae_bundle,
     }
 
 
@@ -115,19 +111,21 @@ def main_benchmark() -> None:
     parser.add_argument("--benchmark", choices=[*BUDGETS, "all"], default="all")
     parser.add_argument("--out", type=Path, help="keep the files here (default: a temp folder)")
     parser.add_argument("--data-dir", help="the CCPT/McRae files (default: CONCEPTCOMB_DATA_DIR)")
+    parser.add_argument("--abspyramid-dir", help="AbsPyramid's test files, in the hub's layout")
     args = parser.parse_args()
     chosen = list(BUDGETS) if args.benchmark == "all" else [args.benchmark]
     for name in chosen:
-        build = builders()[name]
-        if build is None:
-            print(f"== {name}: skipped (conceptcomb.testing.full_bundles has no {name}_bundle)")
+        # CGGC: the dataset shipped with the package (--data-dir names CCPT's and McRae's).
+        data_dir = {"abspyramid": args.abspyramid_dir, "cggc": None}.get(name, args.data_dir)
+        if name == "abspyramid" and not data_dir:
+            print("== abspyramid: skipped (its test files come from the hub: --abspyramid-dir)")
             continue
         with tempfile.TemporaryDirectory() as temp:
             out = (args.out or Path(temp)) / name
             started = time.perf_counter()
-            bundle = build(out, args.data_dir)
+            bundle = builders()[name](out, data_dir)
             print(f"{name}: bundle built in {time.perf_counter() - started:.1f} s")
-            measure(name, bundle, args.data_dir)
+            measure(name, bundle, data_dir)
 
 
 if __name__ == "__main__":
