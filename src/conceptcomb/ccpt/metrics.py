@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from conceptcomb.ccpt.data import PROPERTY_TYPES
 from conceptcomb.ccpt.tasks import PI_CANCELED, TYPE_PREDICTION, CcptTaskSpec
 from conceptcomb.common.contract import MetricInfo
+from conceptcomb.common.results import sem
 
 NAN = float("nan")
 SCALE = 100.0
@@ -133,14 +134,5 @@ def aggregate(
         if info.aggregation == "sum":
             results[info.name] = Aggregate(float(sum(values)), None, len(values))
         elif values:
-            results[info.name] = Aggregate(sum(values) / len(values), _sem(values), len(values))
+            results[info.name] = Aggregate(sum(values) / len(values), sem(values), len(values))
     return results
-
-
-def _sem(values: list[float]) -> float | None:
-    n = len(values)
-    if n < 2:
-        return None
-    mean = sum(values) / n
-    variance = sum((value - mean) ** 2 for value in values) / (n - 1)
-    return math.sqrt(variance / n)

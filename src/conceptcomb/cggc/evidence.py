@@ -18,7 +18,6 @@ re-checked" on this machine.
 from __future__ import annotations
 
 import hashlib
-import math
 import shutil
 from dataclasses import dataclass
 from functools import lru_cache
@@ -45,6 +44,7 @@ from conceptcomb.cggc.verification import (
     with_verified,
 )
 from conceptcomb.common.evidence import ItemSet, RawItem, Recomputed, close, defined
+from conceptcomb.common.results import sem
 
 PER_ITEM = ("rouge2", "rougeL", "coverage")  # means of per-item values; the rest are corpus
 JAVA_MISSING = "no 'java' on PATH here (METEOR 1.5 is a jar)"
@@ -278,12 +278,3 @@ def _check_scores(stored: Any, expected: dict[str, float]) -> list[str]:
                 f"{expected.get(name)}"
             )
     return problems
-
-
-def sem(values: list[float]) -> float | None:
-    """lm-eval's standard error of a mean (sample SD / sqrt(n))."""
-    n = len(values)
-    if n < 2:
-        return None
-    mean = sum(values) / n
-    return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)

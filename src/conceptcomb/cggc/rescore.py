@@ -17,7 +17,6 @@ from typing import Any
 
 from conceptcomb.cggc import metrics
 from conceptcomb.cggc.data import CggcItem
-from conceptcomb.cggc.evidence import sem
 from conceptcomb.cggc.scoring import ScoredReply, score_doc
 from conceptcomb.cggc.tasks import TASK_VERSION, spec_by_name
 from conceptcomb.cggc.verification import (
@@ -30,7 +29,7 @@ from conceptcomb.cggc.verification import (
 )
 from conceptcomb.common.errors import ConfigError, DataFormatError
 from conceptcomb.common.predictions import Prediction, read_predictions
-from conceptcomb.common.results import MetricValue, ScoreReport
+from conceptcomb.common.results import MetricValue, ScoreReport, sem
 from conceptcomb.scorers.judge_settings import JudgeSettings
 
 

@@ -12,6 +12,16 @@ from typing import Any
 import conceptcomb
 
 
+def sem(values: list[float]) -> float | None:
+    """lm-eval's standard error of a mean (sample SD / sqrt(n)); None under 2 values. One
+    definition for every benchmark's scores and their offline re-checks."""
+    n = len(values)
+    if n < 2:
+        return None
+    mean = sum(values) / n
+    return math.sqrt(sum((value - mean) ** 2 for value in values) / (n - 1) / n)
+
+
 @dataclass(frozen=True)
 class MetricValue:
     value: float

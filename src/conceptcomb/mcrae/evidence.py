@@ -14,13 +14,13 @@ feature (tens of seconds): that is what ``validate-bundle --rescore`` recomputes
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from conceptcomb.common.errors import DataFormatError
 from conceptcomb.common.evidence import ItemSet, RawItem, close, defined
+from conceptcomb.common.results import sem
 from conceptcomb.mcrae.answers import parse_properties
 from conceptcomb.mcrae.data import (
     ESSLLI_NOUNS_DATASET,
@@ -158,7 +158,7 @@ class McraeEvidence:
         for info in metric_infos():
             values = [row[info.name] for row in scores if info.name in row]
             if values:
-                results[info.name] = (sum(values) / len(values), _sem(values))
+                results[info.name] = (sum(values) / len(values), sem(values))
         return results
 
     def rescore_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> dict:
@@ -191,11 +191,3 @@ def _check_scores(stored: Any, computed: dict[str, float]) -> list[str]:
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-def _sem(values: list[float]) -> float | None:
-    n = len(values)
-    if n < 2:
-        return None
-    mean = sum(values) / n
-    return math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1) / n)

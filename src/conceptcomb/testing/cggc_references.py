@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from conceptcomb.cggc.tasks import TaskOptions, item_doc, spec_by_name, task_pairs
-from conceptcomb.testing.recorded import _cli
+from conceptcomb.testing.recorded import _cli, submit_bundle
 
 MODEL_NAME = "cggc-references"
 
@@ -48,6 +48,4 @@ def cggc_bundle(
             "--model-name", MODEL_NAME,
         )  # fmt: skip
         results.append(str(result))
-    _cli("submit-bundle", *results, "--out", str(out / "bundles"))
-    (bundle,) = (out / "bundles").glob("*.bundle.json")
-    return bundle
+    return submit_bundle(results, out)

@@ -73,6 +73,13 @@ def recorded_ratings(
     return ratings
 
 
+def submit_bundle(results: list[str], out: Path) -> Path:
+    """``conceptcomb submit-bundle`` of these results into ``out/bundles``: the one bundle."""
+    _cli("submit-bundle", *results, "--out", str(out / "bundles"))
+    (bundle,) = (out / "bundles").glob("*.bundle.json")
+    return bundle
+
+
 def _cli(*args: str) -> None:
     from conceptcomb.cli import main
 
@@ -106,6 +113,4 @@ def build_group_bundle(out: Path, data_dir: str | None = None) -> Path:
                 *(["--npc-modifier", "surface"] if spec.kind == NPC_EMERGENT else []),
             )  # fmt: skip
             results.append(str(result))
-    _cli("submit-bundle", *results, "--out", str(out / "bundles"))
-    (bundle,) = (out / "bundles").glob("*.bundle.json")
-    return bundle
+    return submit_bundle(results, out)
