@@ -17,6 +17,7 @@ from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.inspect_tasks import TASKS
 from conceptcomb.ccpt.tasks import CcptTaskSpec
 from conceptcomb.common.offline import O200K_SHA256, tiktoken_cache_path
+from conceptcomb.common.results import sem
 from tests.ccpt.test_scoring import GOLD_NPC_MODIFIER, TABLE_3_GOLD, gold_reply, replay_server
 
 pytestmark = pytest.mark.shared_data
@@ -43,10 +44,15 @@ def run_task(task_name: str, replies: list[str], log_dir: Path, **options) -> Ev
 
 
 def means(log: EvalLog) -> dict[str, float]:
+    """Each metric's value: a per-key score's mean or total; the values of a metric of
+    several (ccpt_tp's confusion-matrix cells, with their ``NAME_stderr``) by name."""
     values = {}
     for score in log.results.scores:
-        metric = score.metrics.get("mean") or next(iter(score.metrics.values()))
-        values[score.name] = metric.value
+        named = {name.split("/")[-1]: metric.value for name, metric in score.metrics.items()}
+        if "mean" in named or "total" in named:
+            values[score.name] = named.get("mean", named.get("total"))
+        else:
+            values.update(named)
     return values
 
 
@@ -73,6 +79,9 @@ def test_type_prediction_metrics(tmp_path: Path) -> None:
     assert values["accuracy"] == pytest.approx(100 / 3)
     assert values["cm_emergent_as_emergent"] == pytest.approx(100 / 3)
     assert values["cm_emergent_as_component"] == pytest.approx(100 / 3)
+    # lm-eval's standard error of the mean (sample SD / sqrt(n)), as Inspect's stderr()
+    assert values["cm_emergent_as_emergent_stderr"] == pytest.approx(sem([100.0, 0.0, 0.0]))
+    assert math.isnan(values["cm_component_as_emergent"])  # no component item: undefined
     assert values["format_failures"] == 1
 
 

@@ -350,12 +350,12 @@ def test_score_flag_is_for_noun_phrase_completion(tmp_path: Path, capsys) -> Non
 
 def test_missing_spacy_model_is_one_clear_error(monkeypatch, tmp_path: Path, capsys) -> None:
     """Without en_core_web_sm the default rule refuses to run and says what to install."""
-    from conceptcomb.ccpt import modifiers
+    from conceptcomb.ccpt import lemma_analysis
     from conceptcomb.common import spacy_english
 
     monkeypatch.setattr(spacy_english, "SPACY_MODELS", ("no_such_spacy_model",))
     spacy_english.english_pipeline.cache_clear()
-    modifiers._spacy.cache_clear()
+    lemma_analysis.spacy_pipeline.cache_clear()
     try:
         with pytest.raises(ConfigError) as raised:
             load_dataset(SPEC.name, judge="off")
@@ -372,7 +372,7 @@ def test_missing_spacy_model_is_one_clear_error(monkeypatch, tmp_path: Path, cap
         assert len(load_dataset("ccpt_pi_emergent", judge="off")["test"]) == 200
     finally:
         spacy_english.english_pipeline.cache_clear()
-        modifiers._spacy.cache_clear()
+        lemma_analysis.spacy_pipeline.cache_clear()
 
 
 @pytest.mark.slow

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conceptcomb.ccpt import modifiers
+from conceptcomb.ccpt import lemma_analysis
 from conceptcomb.cggc import metrics
 from conceptcomb.common.spacy_english import english_pipeline
 
@@ -10,6 +10,6 @@ from conceptcomb.common.spacy_english import english_pipeline
 def test_ccpt_and_cggc_use_the_same_pipeline() -> None:
     nlp = english_pipeline()
     assert "ner" not in nlp.pipe_names and "lemmatizer" in nlp.pipe_names
-    ccpt_nlp, _ = modifiers._spacy()
+    ccpt_nlp, _ = lemma_analysis.spacy_pipeline()
     cggc_nlp, has_lemmas = metrics._spacy()
     assert ccpt_nlp is nlp and cggc_nlp is nlp and has_lemmas

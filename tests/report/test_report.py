@@ -18,6 +18,7 @@ from conceptcomb.ccpt.tasks import TASK_VERSION
 from conceptcomb.cli import main
 from conceptcomb.common.runs import INSPECT, LM_EVAL
 from conceptcomb.report.runs import read_runs
+from tests.ccpt.test_inspect import means
 from tests.report.conftest import RealRuns
 
 pytestmark = pytest.mark.slow
@@ -48,8 +49,7 @@ def inspect_means(real_runs: RealRuns, task: str) -> dict[str, float]:
     for path in real_runs.inspect_dir.glob("*.eval"):
         log = read_eval_log(str(path), header_only=True)
         if log.eval.task.endswith(task):
-            scores = [s for s in log.results.scores if "mean" in s.metrics]
-            return {score.name: score.metrics["mean"].value for score in scores}
+            return means(log)
     raise AssertionError(f"no Inspect log of {task}")
 
 

@@ -40,7 +40,7 @@ from conceptcomb.abspyramid.tasks import (
     spec_by_name,
 )
 from conceptcomb.common.errors import ConfigError
-from conceptcomb.frameworks.inspect_tasks import build_task, chat, item_metrics
+from conceptcomb.frameworks.inspect_tasks import build_task, chat, item_metrics, score_metadata
 
 TOP_LOGPROBS = 20
 
@@ -86,7 +86,9 @@ def _first_token_alternatives(state: TaskState) -> list[tuple[str, float]]:
 
 
 def detection_scorer(spec: AbsTaskSpec) -> Scorer:
-    @scorer(metrics=[item_metrics(m.metric_infos(spec)), detection_corpus()], name="abspyramid")
+    metrics = item_metrics(m.metric_infos(spec), extra=[detection_corpus()])
+
+    @scorer(metrics=metrics, name="abspyramid")
     def build() -> Scorer:
         async def score(state: TaskState, target: Target) -> Score:
             doc = state.metadata
@@ -103,7 +105,7 @@ def detection_scorer(spec: AbsTaskSpec) -> Scorer:
                 metadata["top_logprobs"] = [[token, logprob] for token, logprob in top]
             value.update(result.item_metrics(), label=result.label, pred=result.pred)
             metadata["parsed"] = result.pred
-            return Score(value=value, answer=reply[-200:], metadata=metadata)
+            return Score(value=value, answer=reply[-200:], metadata=score_metadata(metadata))
 
         return score
 
@@ -111,7 +113,9 @@ def detection_scorer(spec: AbsTaskSpec) -> Scorer:
 
 
 def generation_scorer(spec: AbsTaskSpec) -> Scorer:
-    @scorer(metrics=[item_metrics(m.metric_infos(spec)), corpus_bleu()], name="abspyramid")
+    metrics = item_metrics(m.metric_infos(spec), extra=[corpus_bleu()])
+
+    @scorer(metrics=metrics, name="abspyramid")
     def build() -> Scorer:
         async def score(state: TaskState, target: Target) -> Score:
             references = list(state.metadata["references"])
@@ -119,7 +123,7 @@ def generation_scorer(spec: AbsTaskSpec) -> Scorer:
             return Score(
                 value=values,
                 answer=prediction,
-                metadata={"prediction": prediction, "references": references},
+                metadata=score_metadata({"prediction": prediction, "references": references}),
             )
 
         return score

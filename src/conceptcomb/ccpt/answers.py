@@ -6,7 +6,14 @@ import re
 from dataclasses import dataclass
 
 from conceptcomb.ccpt.data import PROPERTY_TYPES
-from conceptcomb.ccpt.modifiers import LEMMA, SURFACE, JudgedModifier, lemma_modifier
+from conceptcomb.ccpt.modifiers import (
+    LEMMA,
+    SURFACE,
+    JudgedModifier,
+    Text,
+    lemma_modifier,
+    lemma_rule_texts,
+)
 from conceptcomb.ccpt.tasks import NPC_EMERGENT, TYPE_PREDICTION
 from conceptcomb.common.answers import find_answer, find_value
 
@@ -114,16 +121,27 @@ def surface_modifier(combination: str, read: str, head: str) -> tuple[str, str]:
     return (from_phrase, "noun_phrase") if from_phrase else (read, "reply")
 
 
-def parse_completion(reply: str, head: str, npc_modifier: str = LEMMA) -> ParsedAnswer | None:
-    """Noun phrase and judged modifier of a noun-phrase completion, or None if unusable."""
+def _completion_fields(reply: str) -> tuple[str, str, bool] | None:
+    """(noun phrase, modifier as written, whether in a dict) of a completion, or None."""
     answer = find_answer(reply, ["combination"], optional=["modifier"])
     if answer:
-        combination, read, in_dict = answer["combination"], answer.get("modifier", ""), True
-    else:
-        found = find_value(reply, "combination")
-        if not found:
-            return None
-        combination, read, in_dict = found[0], "", False
+        return answer["combination"], answer.get("modifier", ""), True
+    found = find_value(reply, "combination")
+    return (found[0], "", False) if found else None
+
+
+def completion_texts(reply: str, head: str) -> list[Text]:
+    """What the lemma rule may analyse for this reply (`conceptcomb.ccpt.modifiers.prefetch`)."""
+    fields = _completion_fields(reply)
+    return lemma_rule_texts(fields[0], fields[1], head.strip().lower()) if fields else []
+
+
+def parse_completion(reply: str, head: str, npc_modifier: str = LEMMA) -> ParsedAnswer | None:
+    """Noun phrase and judged modifier of a noun-phrase completion, or None if unusable."""
+    fields = _completion_fields(reply)
+    if fields is None:
+        return None
+    combination, read, in_dict = fields
     choose = surface_modifier if npc_modifier == SURFACE else lemma_modifier
     judged, source = choose(combination, read, head.strip().lower())
     if not judged:

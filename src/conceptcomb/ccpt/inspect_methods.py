@@ -35,7 +35,7 @@ from conceptcomb.ccpt.spreading import (
     spread,
 )
 from conceptcomb.ccpt.tasks import CcptTaskSpec
-from conceptcomb.frameworks.inspect_tasks import chat, item_metrics
+from conceptcomb.frameworks.inspect_tasks import chat, item_metrics, score_metadata
 from conceptcomb.scorers.inspect_judge import InspectSessions
 
 TRACE_KEY = "spreading_activation"
@@ -159,7 +159,7 @@ def oracle_scorer(spec: CcptTaskSpec, sessions: InspectSessions, npc_modifier: s
                 value=result.metrics,  # NaN marks undefined values
                 answer=json.dumps([s.answer.fields if s.answer else None for s in scored]),
                 explanation=f"best of {len(replies)} replies",
-                metadata=record,
+                metadata=score_metadata(record),
             )
 
         return score

@@ -27,7 +27,7 @@ from typing_extensions import Unpack
 
 from conceptcomb.ccpt.data import CcptItem, load_items
 from conceptcomb.ccpt.inspect_methods import oracle_scorer, sample_n, spreading_activation
-from conceptcomb.ccpt.metrics import metric_infos
+from conceptcomb.ccpt.metrics import CONFUSION_KEYS, metric_infos
 from conceptcomb.ccpt.modifiers import OPTION, task_rule
 from conceptcomb.ccpt.oracle import ORACLE_N, ORACLE_TEMPERATURE, ORACLE_TOP_P, base_spec
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
@@ -50,6 +50,7 @@ from conceptcomb.frameworks.inspect_tasks import (
     check_options,
     item_metrics,
     judge_settings,
+    score_metadata,
 )
 from conceptcomb.scorers.inspect_judge import InspectSessions, chosen_options, judge_preflight
 
@@ -88,14 +89,18 @@ def _to_score(result: ItemScore, reply: str) -> Score:
         value=result.metrics,  # NaN marks undefined values; Inspect leaves them out
         answer=json.dumps(result.answer.fields) if result.answer else reply[-200:],
         explanation="; ".join(result.errors) or None,
-        metadata=result.to_json(),
+        metadata=score_metadata(result.to_json()),
     )
 
 
 def ccpt_scorer(spec: CcptTaskSpec, sessions: InspectSessions | None, npc_modifier: str) -> Scorer:
     """Parse the reply, ask the judge (grader role or our judge), compute the item metrics."""
 
-    @scorer(metrics=item_metrics(metric_infos(spec)), name="ccpt")
+    # ccpt_tp's confusion-matrix cells are one metric (`conceptcomb.common.inspect_metrics.means`)
+    infos = metric_infos(spec)
+    cells = [info.name for info in infos if info.name in CONFUSION_KEYS]
+
+    @scorer(metrics=item_metrics(infos, together=cells), name="ccpt")
     def build() -> Scorer:
         async def score(state: TaskState, target: Target) -> Score:
             item = CcptItem.from_doc(state.metadata, origin=f"sample {state.sample_id}")

@@ -40,6 +40,11 @@ def confusion_key(gold: str, predicted: str) -> str:
     return f"cm_{gold}_as_{predicted}"
 
 
+CONFUSION_KEYS = tuple(
+    confusion_key(gold, predicted) for gold in PROPERTY_TYPES for predicted in PROPERTY_TYPES
+)
+
+
 def metric_infos(spec: CcptTaskSpec) -> list[MetricInfo]:
     """Every metric a task reports, in display order."""
     counts = [MetricInfo(FORMAT_FAILURES, False, "sum"), MetricInfo(NON_DICT_ANSWERS, False, "sum")]

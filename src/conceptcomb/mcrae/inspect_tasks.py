@@ -15,7 +15,7 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
-from conceptcomb.frameworks.inspect_tasks import build_task, chat, item_metrics
+from conceptcomb.frameworks.inspect_tasks import build_task, chat, item_metrics, score_metadata
 from conceptcomb.mcrae.data import CITATION, TERMS_OF_USE
 from conceptcomb.mcrae.metrics import metric_infos
 from conceptcomb.mcrae.scoring import TERMS_LINE, build_docs, gold_of_doc, score_reply
@@ -32,7 +32,7 @@ def mcrae_scorer() -> Scorer:
         return Score(
             value=result.metrics,
             answer="\n".join(result.properties),
-            metadata={"properties": result.properties},
+            metadata=score_metadata({"properties": result.properties}),
         )
 
     return score
