@@ -106,17 +106,19 @@ if __name__ == "__main__":
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
 from inspect_ai.model import GenerateConfig
-from inspect_ai.scorer import Score, scorer
+from inspect_ai.scorer import scorer
 
-from conceptcomb.frameworks.inspect_tasks import build_task, chat, item_metrics
+from conceptcomb.frameworks.inspect_tasks import ItemMetrics, build_task, chat
 from conceptcomb.toy.benchmark import tasks
 from conceptcomb.toy.items import WORDS, prompt, score
 
+ITEMS = ItemMetrics(tasks()["toy_echo"])
 
-@scorer(metrics=item_metrics(tasks()["toy_echo"]), name="toy")
+
+@scorer(metrics=ITEMS.metrics(), name="toy")
 def toy_scorer():
     async def run(state, target):
-        return Score(value={"exact_match": score(state.output.completion, target.text)})
+        return ITEMS.score({"exact_match": score(state.output.completion, target.text)})
 
     return run
 

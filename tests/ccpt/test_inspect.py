@@ -74,7 +74,10 @@ def test_cli_mockllm_type_prediction_offline(tmp_path: Path) -> None:
 def test_type_prediction_metrics(tmp_path: Path) -> None:
     items = load_items(CcptTaskSpec("tp"))[:3]  # three emergent items
     replies = ['{"property_type": "emergent"}', '{"property_type": "component"}', "??"]
-    values = means(run_task("ccpt_tp", replies, tmp_path))
+    log = run_task("ccpt_tp", replies, tmp_path)
+    values = means(log)
+    assert log.results and log.results.headline  # what log listings show: accuracy
+    assert (log.results.headline.score, log.results.headline.metric) == ("accuracy", "mean")
     assert {item.label for item in items} == {"emergent"}
     assert values["accuracy"] == pytest.approx(100 / 3)
     assert values["cm_emergent_as_emergent"] == pytest.approx(100 / 3)
@@ -93,7 +96,10 @@ def test_gold_answers_reproduce_table_3_in_inspect(
     replies = [gold_reply(kind, item) for item in load_items(spec)]
     with replay_server(ccpt_dir, kind) as server:
         options = {"judge_base_url": server.base_url, "npc_modifier": GOLD_NPC_MODIFIER}
-        values = means(run_task(spec.name, replies, tmp_path, **options))
+        log = run_task(spec.name, replies, tmp_path, **options)
+    values = means(log)
+    assert log.results and log.results.headline
+    assert log.results.headline.score == spec.score_name  # E or C, the paper's headline
     for name, published in TABLE_3_GOLD[kind][1].items():
         assert round(values[name], 1) == published, name
 

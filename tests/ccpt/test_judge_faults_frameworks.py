@@ -122,12 +122,19 @@ def test_inspect_run_stops_before_generation(case: str, tmp_path: Path, monkeypa
     assert all(not sample.output.completion for sample in log.samples or [])
 
 
-def test_inspect_judge_off_skips_the_preflight(tmp_path: Path) -> None:
+def test_inspect_judge_off_skips_the_preflight(tmp_path: Path, monkeypatch) -> None:
     replies = [gold_reply("pi_emergent", item) for item in load_items(SPEC)[:2]]
     log = run_task(
         SPEC.name, replies, tmp_path, judge="off", judge_base_url="http://127.0.0.1:9/v1"
     )
     assert log.status == "success"
+    # No setup solver at all: it would cost every sample a span of events for nothing.
+    assert [step.solver for step in log.plan.steps] == ["generate"]
+    spans = {getattr(event, "name", None) for s in log.samples or [] for event in s.events}
+    assert "conceptcomb/judge_preflight" not in spans
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    judged = TASKS[SPEC.name](judge_base_url="http://127.0.0.1:9/v1")
+    assert judged.setup is not None  # a judge that is on is checked before generation
 
 
 def test_inspect_warns_when_every_question_failed(

@@ -16,6 +16,7 @@ from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.inspect_tasks import TASKS
 from conceptcomb.ccpt.lm_eval_hooks import JudgeFilter, judged_metrics
 from conceptcomb.ccpt.tasks import CcptTaskSpec
+from conceptcomb.common.evidence import score_values
 from conceptcomb.report.bundle import parse_identity
 from conceptcomb.scorers.api_judge import OpenAIJudge
 from conceptcomb.scorers.inspect_judge import default_grader, grader_identity
@@ -93,7 +94,7 @@ def test_the_grader_is_an_inspect_model_sharing_ratings_with_lm_eval(
     for sample in log.samples or []:
         record = by_item[sample.scores["ccpt"].metadata["item_id"]]
         assert sample.scores["ccpt"].metadata["judge"] == identity
-        inspect_values = sample.scores["ccpt"].value
+        inspect_values = score_values(sample.scores["ccpt"])
         for name, value in judged_metrics(record).items():
             assert math.isclose(inspect_values[name], value), name
     # The key is in no log and no cache.

@@ -40,7 +40,7 @@ from conceptcomb.abspyramid.tasks import (
     spec_by_name,
 )
 from conceptcomb.common.errors import ConfigError
-from conceptcomb.frameworks.inspect_tasks import build_task, chat, item_metrics, score_metadata
+from conceptcomb.frameworks.inspect_tasks import ItemMetrics, build_task, chat
 
 TOP_LOGPROBS = 20
 
@@ -86,9 +86,9 @@ def _first_token_alternatives(state: TaskState) -> list[tuple[str, float]]:
 
 
 def detection_scorer(spec: AbsTaskSpec) -> Scorer:
-    metrics = item_metrics(m.metric_infos(spec), extra=[detection_corpus()])
+    items = ItemMetrics(m.metric_infos(spec), extra=[detection_corpus()])
 
-    @scorer(metrics=metrics, name="abspyramid")
+    @scorer(metrics=items.metrics(), name="abspyramid")
     def build() -> Scorer:
         async def score(state: TaskState, target: Target) -> Score:
             doc = state.metadata
@@ -105,7 +105,7 @@ def detection_scorer(spec: AbsTaskSpec) -> Scorer:
                 metadata["top_logprobs"] = [[token, logprob] for token, logprob in top]
             value.update(result.item_metrics(), label=result.label, pred=result.pred)
             metadata["parsed"] = result.pred
-            return Score(value=value, answer=reply[-200:], metadata=score_metadata(metadata))
+            return items.score(value, answer=reply[-200:], metadata=metadata)
 
         return score
 
@@ -113,17 +113,17 @@ def detection_scorer(spec: AbsTaskSpec) -> Scorer:
 
 
 def generation_scorer(spec: AbsTaskSpec) -> Scorer:
-    metrics = item_metrics(m.metric_infos(spec), extra=[corpus_bleu()])
+    items = ItemMetrics(m.metric_infos(spec), extra=[corpus_bleu()])
 
-    @scorer(metrics=metrics, name="abspyramid")
+    @scorer(metrics=items.metrics(), name="abspyramid")
     def build() -> Scorer:
         async def score(state: TaskState, target: Target) -> Score:
             references = list(state.metadata["references"])
             prediction, values = score_generation_reply(state.metadata, state.output.completion)
-            return Score(
-                value=values,
+            return items.score(
+                values,
                 answer=prediction,
-                metadata=score_metadata({"prediction": prediction, "references": references}),
+                metadata={"prediction": prediction, "references": references},
             )
 
         return score

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from typing import Any
 
 from inspect_ai.log import transcript
 from inspect_ai.model import GenerateConfig, ModelOutput, get_model
@@ -35,7 +34,7 @@ from conceptcomb.ccpt.spreading import (
     spread,
 )
 from conceptcomb.ccpt.tasks import CcptTaskSpec
-from conceptcomb.frameworks.inspect_tasks import chat, item_metrics, score_metadata
+from conceptcomb.frameworks.inspect_tasks import ItemMetrics, chat
 from conceptcomb.scorers.inspect_judge import InspectSessions
 
 TRACE_KEY = "spreading_activation"
@@ -141,8 +140,9 @@ def sample_n(n: int) -> Solver:
 def oracle_scorer(spec: CcptTaskSpec, sessions: InspectSessions, npc_modifier: str) -> Scorer:
     """Judge each of the N replies; the Score holds the best values (``E_oracle`` ...)."""
     scored_spec = base_spec(spec)
+    items = ItemMetrics(oracle_metric_infos(spec))
 
-    @scorer(metrics=item_metrics(oracle_metric_infos(spec)), name="ccpt_oracle")
+    @scorer(metrics=items.metrics(), name="ccpt_oracle")
     def build() -> Scorer:
         async def score(state: TaskState, target: Target) -> Score:
             item = CcptItem.from_doc(state.metadata, origin=f"sample {state.sample_id}")
@@ -154,12 +154,11 @@ def oracle_scorer(spec: CcptTaskSpec, sessions: InspectSessions, npc_modifier: s
             result = OracleScore(
                 item.item_id, list(scored), best_of(spec, [s.metrics for s in scored])
             )
-            record: dict[str, Any] = result.to_json()
-            return Score(
-                value=result.metrics,  # NaN marks undefined values
+            return items.score(
+                result.metrics,  # NaN marks undefined values
                 answer=json.dumps([s.answer.fields if s.answer else None for s in scored]),
                 explanation=f"best of {len(replies)} replies",
-                metadata=score_metadata(record),
+                metadata=result.to_json(),
             )
 
         return score

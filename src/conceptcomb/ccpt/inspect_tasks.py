@@ -29,7 +29,7 @@ from conceptcomb.ccpt.data import CcptItem, load_items
 from conceptcomb.ccpt.inspect_methods import oracle_scorer, sample_n, spreading_activation
 from conceptcomb.ccpt.metrics import CONFUSION_KEYS, metric_infos
 from conceptcomb.ccpt.modifiers import OPTION, task_rule
-from conceptcomb.ccpt.oracle import ORACLE_N, ORACLE_TEMPERATURE, ORACLE_TOP_P, base_spec
+from conceptcomb.ccpt.oracle import ORACLE_N, ORACLE_TEMPERATURE, ORACLE_TOP_P, SUFFIX, base_spec
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
 from conceptcomb.ccpt.sa_prompts import sa_user_prompt
 from conceptcomb.ccpt.scoring import ItemScore, plan_item, score_reply
@@ -44,15 +44,14 @@ from conceptcomb.ccpt.tasks import (
 )
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.frameworks.inspect_tasks import (
+    ItemMetrics,
     JudgeOptions,
     build_task,
     chat,
     check_options,
-    item_metrics,
     judge_settings,
-    score_metadata,
 )
-from conceptcomb.scorers.inspect_judge import InspectSessions, chosen_options, judge_preflight
+from conceptcomb.scorers.inspect_judge import InspectSessions, chosen_options, preflight_setup
 
 
 class CcptOptions(JudgeOptions, total=False):
@@ -84,31 +83,29 @@ class OracleOptions(CcptOptions, total=False):
     """Replies per item, the best of which counts (the paper's N, 5)."""
 
 
-def _to_score(result: ItemScore, reply: str) -> Score:
-    return Score(
-        value=result.metrics,  # NaN marks undefined values; Inspect leaves them out
-        answer=json.dumps(result.answer.fields) if result.answer else reply[-200:],
-        explanation="; ".join(result.errors) or None,
-        metadata=score_metadata(result.to_json()),
-    )
-
-
 def ccpt_scorer(spec: CcptTaskSpec, sessions: InspectSessions | None, npc_modifier: str) -> Scorer:
     """Parse the reply, ask the judge (grader role or our judge), compute the item metrics."""
-
     # ccpt_tp's confusion-matrix cells are one metric (`conceptcomb.common.inspect_metrics.means`)
     infos = metric_infos(spec)
-    cells = [info.name for info in infos if info.name in CONFUSION_KEYS]
+    items = ItemMetrics(infos, together=[i.name for i in infos if i.name in CONFUSION_KEYS])
 
-    @scorer(metrics=item_metrics(infos, together=cells), name="ccpt")
+    def to_score(result: ItemScore, reply: str) -> Score:
+        return items.score(
+            result.metrics,  # NaN marks undefined values; Inspect leaves them out
+            answer=json.dumps(result.answer.fields) if result.answer else reply[-200:],
+            explanation="; ".join(result.errors) or None,
+            metadata=result.to_json(),
+        )
+
+    @scorer(metrics=items.metrics(), name="ccpt")
     def build() -> Scorer:
         async def score(state: TaskState, target: Target) -> Score:
             item = CcptItem.from_doc(state.metadata, origin=f"sample {state.sample_id}")
             reply = state.output.completion
             if sessions is None:
-                return _to_score(plan_item(spec, item, reply, npc_modifier), reply)
+                return to_score(plan_item(spec, item, reply, npc_modifier), reply)
             result = await score_reply(spec, item, reply, sessions.session(), npc_modifier)
-            return _to_score(result, reply)
+            return to_score(result, reply)
 
         return score
 
@@ -182,7 +179,8 @@ def ccpt_task(name: str, options: CcptOptions) -> Task:
         GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
         TASK_VERSION,
         setup.metadata,
-        setup=judge_preflight(sessions) if sessions else None,
+        setup=preflight_setup(sessions),
+        headline=spec.score_name if spec.generative else "accuracy",
     )
 
 
@@ -202,7 +200,8 @@ def sa_task(name: str, options: SaOptions) -> Task:
         TASK_VERSION,
         {**setup.metadata, "spreading_activation": sa.as_dict()},
         solver=spreading_activation(spec, sa, graph) if needs_model else None,
-        setup=judge_preflight(sessions),
+        setup=preflight_setup(sessions),
+        headline=spec.score_name,
     )
 
 
@@ -227,7 +226,8 @@ def oracle_task(name: str, options: OracleOptions) -> Task:
         TASK_VERSION,
         {**setup.metadata, "oracle_n": oracle_n},
         solver=sample_n(oracle_n),
-        setup=judge_preflight(sessions),
+        setup=preflight_setup(sessions),
+        headline=spec.score_name + SUFFIX,
     )
 
 

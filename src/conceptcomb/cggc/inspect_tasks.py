@@ -66,7 +66,7 @@ from conceptcomb.frameworks.inspect_tasks import (
     judge_settings,
     score_metadata,
 )
-from conceptcomb.scorers.inspect_judge import chosen_options, judge_preflight
+from conceptcomb.scorers.inspect_judge import chosen_options, preflight_setup
 from conceptcomb.scorers.inspect_verifier import InspectVerifierSessions
 
 
@@ -286,7 +286,7 @@ def verified_task(name: str, options: VerifiedOptions) -> Task:
     task_options = _options(options)  # TaskOptions reads its own options only
     sessions = InspectVerifierSessions(judge_settings(options), name, chosen_options(options))
     scorer = cggc_verified_scorer(task_options.spice_jars, sessions)
-    return cggc_task(spec_by_name(name), task_options, scorer, judge_preflight(sessions))
+    return cggc_task(spec_by_name(name), task_options, scorer, preflight_setup(sessions))
 
 
 # One @task per task name, each a call into the builders above.

@@ -233,6 +233,19 @@ def lm_eval_items(samples: Path) -> list[RawItem]:
     return items
 
 
+# The key of an Inspect score's metadata holding the item's counts and grouped means, kept
+# out of the score's value (`conceptcomb.frameworks.inspect_tasks.ItemMetrics`).
+GROUPED_METRICS = "grouped_metrics"
+
+
+def score_values(score: Any) -> dict[str, Any]:
+    """An Inspect score's per-item metrics: its value's keys and the counts and grouped
+    means kept in its metadata (`conceptcomb.frameworks.inspect_tasks.ItemMetrics`)."""
+    value = score.value if isinstance(score.value, dict) else {}
+    grouped = score.metadata.get(GROUPED_METRICS) if isinstance(score.metadata, dict) else None
+    return {**value, **(grouped if isinstance(grouped, dict) else {})}
+
+
 def inspect_items(log_path: Path) -> tuple[list[RawItem], str | None]:
     """The log's samples; with a reason instead when they cannot serve as evidence."""
     log = full_inspect_log(str(log_path))
@@ -252,9 +265,8 @@ def inspect_items(log_path: Path) -> tuple[list[RawItem], str | None]:
             else [sample.output.completion]
         )
         score = next(iter(sample.scores.values()))
-        value = score.value if isinstance(score.value, dict) else {}
         metadata = score.metadata if isinstance(score.metadata, dict) else None
-        items.append(RawItem(dict(sample.metadata or {}), replies, metadata, dict(value)))
+        items.append(RawItem(dict(sample.metadata or {}), replies, metadata, score_values(score)))
     return items, None
 
 

@@ -12,10 +12,12 @@ calls `check_options` and a misspelt option fails with a one-line error before a
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import HeadlineMetric
 from inspect_ai.model import (
     ChatMessage,
     ChatMessageAssistant,
@@ -23,11 +25,12 @@ from inspect_ai.model import (
     ChatMessageUser,
     GenerateConfig,
 )
-from inspect_ai.scorer import Metric, Scorer, mean, stderr
+from inspect_ai.scorer import Metric, Score, Scorer, mean, stderr
 from inspect_ai.solver import Solver, generate
 
 from conceptcomb.common.contract import MetricInfo
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.common.evidence import GROUPED_METRICS
 from conceptcomb.common.inspect_metrics import means, totals
 from conceptcomb.common.offline import prime_tiktoken_cache
 from conceptcomb.scorers.judge_settings import JudgeSettings
@@ -86,24 +89,63 @@ def judge_settings(options: Mapping[str, object], needs_judge: bool = True) -> J
 ScorerMetrics = list[Metric | dict[str, list[Metric]]] | dict[str, list[Metric]]
 
 
-def item_metrics(
-    infos: Iterable[MetricInfo], together: Collection[str] = (), extra: Sequence[Metric] = ()
-) -> ScorerMetrics:
-    """Inspect metrics of a scorer's per-item values: each score's mean and standard error
-    per key (Inspect's way, shown while the task runs); the counts one `totals` metric, the
-    means named in ``together`` (ccpt_tp's confusion-matrix cells) one `means` metric, and
-    the ``extra`` ones (corpus metrics). Why not every key alike: Inspect computes a
-    per-key dict by deep-copying every sample's score once per key, about once a second
-    while the task runs, which for ccpt_tp's 19 keys cost more than the rest of the task."""
-    infos = [info for info in infos if info.aggregation != "corpus"]
-    per_key: dict[str, list[Metric]] = {
-        info.name: [mean(), stderr()]
-        for info in infos
-        if info.aggregation != "sum" and info.name not in together
-    }
-    counts = [info.name for info in infos if info.aggregation == "sum"]
-    groups = [*([means(list(together))] if together else []), *([totals(counts)] if counts else [])]
-    return [per_key, *groups, *extra] if groups or extra else per_key
+@dataclass(frozen=True)
+class ItemMetrics:
+    """A scorer's per-item metrics as Inspect takes them (`metrics`) and gives them (`score`).
+
+    Each mean is a key of the score's value: Inspect shows its mean and standard error per
+    key while the task runs. The counts (one `totals` metric) and the means named in
+    ``together`` (ccpt_tp's confusion-matrix cells: one `means` metric) go in the score's
+    metadata instead (`GROUPED_METRICS`), which Inspect does not walk key by key for every
+    sample each time it computes the metrics (`conceptcomb.common.inspect_metrics`); the
+    ``extra`` metrics (corpus metrics) read what they need from the scores themselves.
+    """
+
+    infos: Sequence[MetricInfo]
+    together: Collection[str] = ()
+    extra: Sequence[Metric] = ()
+
+    @property
+    def counts(self) -> list[str]:
+        return [info.name for info in self.infos if info.aggregation == "sum"]
+
+    @property
+    def grouped(self) -> frozenset[str]:
+        return frozenset(self.counts) | frozenset(self.together)
+
+    def metrics(self) -> ScorerMetrics:
+        grouped = self.grouped
+        per_key: dict[str, list[Metric]] = {
+            info.name: [mean(), stderr()]
+            for info in self.infos
+            if info.aggregation == "mean" and info.name not in grouped
+        }
+        groups = [
+            *([means(list(self.together))] if self.together else []),
+            *([totals(self.counts)] if self.counts else []),
+        ]
+        return [per_key, *groups, *self.extra] if groups or self.extra else per_key
+
+    def score(
+        self,
+        values: Mapping[str, Any],
+        *,
+        answer: str | None = None,
+        explanation: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> Score:
+        """An item's Score from all its per-item values (NaN: undefined, left out) and the
+        record kept beside them (shared by Inspect's copies: `score_metadata`)."""
+        grouped = self.grouped
+        record = dict(metadata or {})
+        if grouped:
+            record[GROUPED_METRICS] = {k: v for k, v in values.items() if k in grouped}
+        return Score(
+            value={name: v for name, v in values.items() if name not in grouped},
+            answer=answer,
+            explanation=explanation,
+            metadata=score_metadata(record),
+        )
 
 
 class _SharedDict(dict):
@@ -155,9 +197,12 @@ def build_task(
     metadata: dict[str, object],
     solver: Solver | None = None,
     setup: Solver | None = None,
+    headline: str | None = None,
 ) -> Task:
     """An Inspect task of one benchmark: its samples, scorer, generation settings (greedy by
-    default; ``--temperature`` etc. override them), version and what the log records."""
+    default; ``--temperature`` etc. override them), version and what the log records;
+    ``headline`` names the per-key score whose mean sums the task up (log listings, the
+    progress line; else Inspect takes the scorer's first metric)."""
     # Inspect counts tokens with tiktoken's o200k_base, a download: rebuilt offline, once.
     prime_tiktoken_cache()
     return Task(
@@ -168,4 +213,5 @@ def build_task(
         config=config,
         version=version,
         metadata=metadata,
+        headline_metric=HeadlineMetric(score=headline, metric="mean") if headline else None,
     )

@@ -15,24 +15,26 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
-from conceptcomb.frameworks.inspect_tasks import build_task, chat, item_metrics, score_metadata
+from conceptcomb.frameworks.inspect_tasks import ItemMetrics, build_task, chat
 from conceptcomb.mcrae.data import CITATION, TERMS_OF_USE
 from conceptcomb.mcrae.metrics import metric_infos
 from conceptcomb.mcrae.scoring import TERMS_LINE, build_docs, gold_of_doc, score_reply
 from conceptcomb.mcrae.tasks import TASK_VERSION, all_specs, spec_by_name
 
+ITEM_METRICS = ItemMetrics(metric_infos())
 
-@scorer(metrics=item_metrics(metric_infos()), name="mcrae")
+
+@scorer(metrics=ITEM_METRICS.metrics(), name="mcrae")
 def mcrae_scorer() -> Scorer:
     """Parse the ranked list, match it against the concept's gold features."""
 
     async def score(state: TaskState, target: Target) -> Score:
         gold = gold_of_doc(state.metadata, origin=f"sample {state.sample_id}")
         result = score_reply(gold, state.output.completion)
-        return Score(
-            value=result.metrics,
+        return ITEM_METRICS.score(
+            result.metrics,
             answer="\n".join(result.properties),
-            metadata=score_metadata({"properties": result.properties}),
+            metadata={"properties": result.properties},
         )
 
     return score
