@@ -86,10 +86,14 @@ def run_hub_data(dataset: HubDataset, args: argparse.Namespace) -> int:
     files = resolve_hub_files(dataset, dataset.files, args.data_dir)
     for name, digest in zip(files, file_digests(files.values()).values(), strict=True):
         print(f"ok  {name}  {files[name]}  sha256={digest}")
-    print(
-        f"All {len(files)} files of {dataset.describe()} are present. No checksums are pinned "
-        "for this dataset: the sha256 above are for your records."
-    )
+    if dataset.fully_pinned:
+        print(f"All {len(files)} files of {dataset.describe()} are present and match their sha256.")
+    else:
+        print(
+            f"All {len(files)} files of {dataset.describe()} are present. This dataset is not "
+            "pinned to a full commit and sha256 yet (scripts/pin_hub_dataset.py): the sha256 "
+            "above are for your records."
+        )
     return 0
 
 

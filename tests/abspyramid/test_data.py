@@ -220,7 +220,7 @@ def test_cli_verifies_a_folder_and_prints_checksums(abspyramid_dir: Path, capsys
     lines = capsys.readouterr().out.splitlines()
     assert len([line for line in lines if line.startswith("ok ")]) == 24
     assert all("sha256=" in line for line in lines if line.startswith("ok "))
-    assert "No checksums are pinned" in lines[-1]
+    assert "not pinned to a full commit and sha256 yet" in lines[-1]
 
 
 def test_cli_offline_error(no_folder: Path, capsys) -> None:

@@ -28,13 +28,13 @@ from conceptcomb.abspyramid.tasks import (
 )
 from conceptcomb.common.demonstrations import RANDOM, OrderedDemonstrations
 from conceptcomb.common.errors import ConfigError, DataFormatError
-from conceptcomb.common.hubfiles import HubDataset, resolve_hub_files
+from conceptcomb.common.hubfiles import HubPins, resolve_hub_files
 from conceptcomb.common.jsonl import LINE, read_jsonl
 
-REPO_ID = "ZhaoweiWang/AbsPyramid"
-# The hub repository's one upload commit (2023-11-16). Only the short hash could be read
-# offline when this was written; the hub resolves it to the full commit.
-REVISION = "8d48c28"
+# The pinned hub commit and files' sha256 (`scripts/pin_hub_dataset.py abspyramid` writes
+# them). Written offline: the repository's one upload commit (2023-11-16) by its short hash,
+# which the hub resolves, and no sha256 yet (see the README's Data section).
+PINS = HubPins(Path(__file__).with_name("hub_pins.json"))
 REFERENCE_SEPARATOR = "[SEP]"
 _TOP = {"detection": "AbsPyramid_Detection", "generation": "AbsPyramid_Generation"}
 
@@ -44,18 +44,17 @@ def file_name(kind: str, relation: str, split: str) -> str:
     return f"{_TOP[kind]}/{FOLDERS[relation]}/{split}.json"
 
 
-ABSPYRAMID_DATASET = HubDataset(
-    key="abspyramid",
-    title="AbsPyramid",
-    repo_id=REPO_ID,
-    revision=REVISION,
-    files=tuple(
+ABSPYRAMID_DATASET = PINS.dataset(
+    "abspyramid",
+    "AbsPyramid",
+    tuple(
         file_name(kind, relation, split)
         for kind in _TOP
         for relation in FOLDERS
         for split in SPLITS
     ),
 )
+REPO_ID, REVISION = ABSPYRAMID_DATASET.repo_id, ABSPYRAMID_DATASET.revision
 
 
 @dataclass(frozen=True)

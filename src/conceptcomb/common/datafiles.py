@@ -25,6 +25,7 @@ import urllib.request
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from conceptcomb.common.errors import ChecksumError, DataFormatError, DataUnavailableError
 
@@ -116,7 +117,13 @@ def sha256_of(path: Path) -> str:
 _verified: dict[tuple[str, int, int], str] = {}
 
 
-def verify_checksum(path: Path, pinned: PinnedFile, dataset: PinnedDataset) -> None:
+class Described(Protocol):
+    """A dataset that names itself in messages (`PinnedDataset`, a hub dataset)."""
+
+    def describe(self) -> str: ...
+
+
+def verify_checksum(path: Path, pinned: PinnedFile, dataset: Described) -> None:
     """Refuse a file that is not byte-identical to the pinned release."""
     if os.environ.get(VERIFY_ENV, "1").strip().lower() in {"0", "false", "no"}:
         return

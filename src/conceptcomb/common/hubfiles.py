@@ -10,22 +10,60 @@ inside that repository) a benchmark uses. `resolve_hub_files` finds each file:
 3. in the hub cache under ``$CONCEPTCOMB_CACHE_DIR/hf-hub`` (``huggingface_hub``'s own
    layout), downloading at the pinned revision what is missing.
 
-Unlike `datafiles`, no sha256 is pinned: the hub serves a file at a fixed revision, and for
-the datasets declared so far the checksums could not be read offline when they were added.
-`file_digests` prints them so that a user can record what they ran on.
+Each file found is checked against its pinned sha256, as `datafiles` does, when the dataset
+has one. A dataset's pins live in a JSON file beside its code (`HubPins`), which
+``scripts/pin_hub_dataset.py`` writes from the hub (or a clone of the hub repository): the
+full commit and every file's sha256. Until a dataset is pinned that way (AbsPyramid's pins
+were written offline, from its short commit alone) `file_digests` prints the checksums so
+that a user can record what they ran on.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import socket
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
-from conceptcomb.common.datafiles import DATA_DIR_ENV, cache_root, sha256_of, user_data_dir
-from conceptcomb.common.errors import DataUnavailableError
+from conceptcomb.common.datafiles import (
+    DATA_DIR_ENV,
+    PinnedFile,
+    cache_root,
+    sha256_of,
+    user_data_dir,
+    verify_checksum,
+)
+from conceptcomb.common.errors import DataFormatError, DataUnavailableError
+
+
+@dataclass(frozen=True)
+class HubPins:
+    """A hub dataset's pins, kept in a JSON file (``{"repo_id", "revision", "sha256": {file:
+    digest}}``) that ``scripts/pin_hub_dataset.py`` writes."""
+
+    path: Path
+
+    def read(self) -> dict[str, Any]:
+        pins = json.loads(self.path.read_text(encoding="utf-8"))
+        if not isinstance(pins.get("revision"), str) or not isinstance(pins.get("sha256"), dict):
+            raise DataFormatError(f"{self.path}: needs a 'revision' string and a 'sha256' object")
+        return pins
+
+    def dataset(self, key: str, title: str, files: tuple[str, ...]) -> HubDataset:
+        pins = self.read()
+        unknown = sorted(set(pins["sha256"]) - set(files))
+        if unknown:
+            raise DataFormatError(
+                f"{self.path}: sha256 of files that {key} does not read: {unknown}"
+            )
+        return HubDataset(
+            key, title, pins["repo_id"], pins["revision"], files, sha256=pins["sha256"],
+            pins=self.path,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -36,10 +74,26 @@ class HubDataset:
     revision: str
     files: tuple[str, ...]
     repo_type: str = "dataset"
+    # File -> pinned sha256 (each file found is checked; a file without one is not).
+    sha256: Mapping[str, str] = field(default_factory=dict, compare=False)
+    pins: Path | None = field(default=None, compare=False)  # the JSON file they come from
 
     def describe(self) -> str:
         where = f"Hugging Face {self.repo_type} {self.repo_id}"
         return f"{self.title} ({where} at revision {self.revision})"
+
+    @property
+    def fully_pinned(self) -> bool:
+        """The full 40-hex commit and a sha256 for every file, like the other datasets."""
+        full = len(self.revision) == 40 and all(c in "0123456789abcdef" for c in self.revision)
+        return full and set(self.sha256) == set(self.files)
+
+    def same_revision(self, revision: object) -> bool:
+        """A recorded revision names this commit (a short hash of at least 7 characters too:
+        bundles written before the full commit was pinned record the short one)."""
+        if not isinstance(revision, str) or len(revision) < 7:
+            return False
+        return self.revision.startswith(revision) or revision.startswith(self.revision)
 
     def folder_hint(self) -> str:
         """How to point the tasks at a folder holding the files (for error messages)."""
@@ -68,7 +122,10 @@ def resolve_hub_files(
     for name in names:
         if name not in dataset.files:
             raise KeyError(f"{dataset.key} has no file {name!r}")
-        resolved[name] = _in_folder(dataset, name, folder) if folder else _from_hub(dataset, name)
+        path = _in_folder(dataset, name, folder) if folder else _from_hub(dataset, name)
+        if name in dataset.sha256:
+            verify_checksum(path, PinnedFile(name, dataset.sha256[name]), dataset)
+        resolved[name] = path
     return resolved
 
 
@@ -133,5 +190,5 @@ def _from_hub(dataset: HubDataset, name: str) -> Path:
 
 
 def file_digests(paths: Iterable[Path]) -> dict[Path, str]:
-    """sha256 of each file, for the record (nothing to compare them with: see the module doc)."""
+    """sha256 of each file, for the record."""
     return {path: sha256_of(path) for path in paths}

@@ -3,9 +3,10 @@
 Pinned datasets (CCPT, McRae, CGGC's sources) have a sha256 per file in this package; the
 bundle records the sha256 of the copy on this machine when it can find one without
 downloading (the run's ``data_dir``, ``CONCEPTCOMB_DATA_DIR``, the cache), else the pinned
-one marked as not checked. AbsPyramid's hub files have a pinned revision but no pinned
-sha256, and CGGC's evaluation files are built by the user: for those the bundle records the
-sha256 of the local files (nothing to compare them with).
+one marked as not checked. Hub datasets (AbsPyramid) are
+pinned the same way once ``scripts/pin_hub_dataset.py`` has written their pins; until then the
+bundle records the sha256 of the local files with nothing to compare them with, as for CGGC's
+evaluation files, which the user builds.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def hub_record(dataset: HubDataset, data_dir: str | None) -> dict[str, Any]:
             folder / name if folder and (folder / name).is_file() else _hub_cached(dataset, name)
         )
         files[name] = {
-            "sha256": sha256_of(local) if local else None,
+            "sha256": sha256_of(local) if local else dataset.sha256.get(name),
             "checked_locally": bool(local),
         }
     return {
@@ -123,13 +124,30 @@ def check_record(record: dict[str, Any], where: str) -> list[str]:
         )
         if hub is None:
             return [f"{where}: unknown hub dataset {record.get('key')!r}"]
-        if record.get("revision") != hub.revision:
+        if not hub.same_revision(record.get("revision")):
             return [
                 f"{where}: revision {record.get('revision')} of {hub.repo_id}, but this "
                 f"conceptcomb pins {hub.revision}"
             ]
-        return []
+        return _check_hub_files(hub, record, where)
     return _check_pinned(record, where)
+
+
+def _check_hub_files(hub: HubDataset, record: dict[str, Any], where: str) -> list[str]:
+    """The files' sha256 a run recorded against those pinned (a file without a pin, or
+    not found by the run, has nothing to compare)."""
+    problems = []
+    for name, entry in (record.get("files") or {}).items():
+        pinned, found = hub.sha256.get(name), entry.get("sha256")
+        if name not in hub.files:
+            problems.append(f"{where}.files[{name!r}]: not a file of {hub.describe()}")
+        elif pinned and found and found != pinned:
+            problems.append(
+                f"{where}.files[{name!r}].sha256 is {found}, but {hub.describe()} has "
+                f"{pinned}: the run's data differs from the pinned release, or the bundle "
+                "was edited"
+            )
+    return problems
 
 
 def _check_pinned(record: dict[str, Any], where: str) -> list[str]:
