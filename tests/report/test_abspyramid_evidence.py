@@ -239,12 +239,25 @@ def test_validate_bundle_and_report_say_partial(
     )
     assert code == 0, printed
     assert printed.count(f"{GEN}: partial (3 of the 8 test items)") == 2
-    # The report checks against CONCEPTCOMB_DATA_DIR: there, the test data folder.
-    monkeypatch.setenv("CONCEPTCOMB_DATA_DIR", str(abspyramid_dir.parent))
     folder = next(iter(bundles.values())).parent
-    code, _ = run_cli("report", str(folder), "--out", str(tmp_path / "out"), "--no-plots")
-    assert code == 0
-    for table in ("abspyramid_detection", "abspyramid_generation"):
-        with (tmp_path / "out" / f"{table}.csv").open(newline="") as handle:
-            ours = [row for row in csv.DictReader(handle) if row["origin"] == "ours"]
-        assert ours and {row["verification"] for row in ours} == {"partial"}
+
+    def states(*options: str) -> set[str]:
+        """The verification states of our rows in the report's AbsPyramid tables."""
+        out = tmp_path / "out"
+        code, printed = run_cli("report", str(folder), "--out", str(out), "--no-plots", *options)
+        assert code == 0, printed
+        found: set[str] = set()
+        for table in ("abspyramid_detection", "abspyramid_generation"):
+            with (out / f"{table}.csv").open(newline="") as handle:
+                ours = [row for row in csv.DictReader(handle) if row["origin"] == "ours"]
+            assert ours, table
+            found |= {row["verification"] for row in ours}
+        return found
+
+    # The report checks against the folder it is given, as validate-bundle does, ...
+    monkeypatch.delenv("CONCEPTCOMB_DATA_DIR", raising=False)
+    assert states() == {"unverified"}
+    assert states("--data-dir", str(abspyramid_dir)) == {"partial"}
+    # ... or against CONCEPTCOMB_DATA_DIR: there, the test data folder.
+    monkeypatch.setenv("CONCEPTCOMB_DATA_DIR", str(abspyramid_dir.parent))
+    assert states() == {"partial"}

@@ -98,10 +98,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-published", action="store_true", help="leave out the papers' published rows"
     )
     parser.add_argument("--no-plots", action="store_true", help="tables only")
+    parser.add_argument(
+        "--data-dir",
+        help="folder with the benchmarks' files, to verify bundles' rows as validate-bundle "
+        "--data-dir does (default: CONCEPTCOMB_DATA_DIR or the cache)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    runs = read_runs(args.results)
+    runs = read_runs(args.results, args.data_dir)
     written = write_report(runs, args.out, not args.no_published, not args.no_plots)
     for text in written.markdown.values():
         print(text)

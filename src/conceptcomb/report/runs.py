@@ -74,7 +74,7 @@ def _invalid(path: Path, problems: list[str]) -> Run:
     return run
 
 
-def read_bundle_file(path: Path) -> Run:
+def read_bundle_file(path: Path, data_dir: str | None = None) -> Run:
     """A ``*.bundle.json`` read within the limits of `conceptcomb.report.safe_json` (a
     bundle comes from anyone: never a plain ``json.loads``)."""
     from conceptcomb.report.validate import check_file, read_bundle_file
@@ -83,18 +83,23 @@ def read_bundle_file(path: Path) -> Run:
         data = read_bundle_file(path)
     except (OSError, ValueError):  # Refused is a ValueError: check_file names the problem
         return _invalid(path, check_file(path).problems)
-    return read_bundle(path, data)
+    return read_bundle(path, data, data_dir)
 
 
-def _bundle(path: Path, data: dict[str, Any]) -> Run | None:
-    """A bundle not named ``*.bundle.json`` (the JSON was read already)."""
-    if str(data.get("schema", "")).startswith("conceptcomb-bundle/"):
-        return read_bundle(path, data)
-    return None
+def _bundle_reader(data_dir: str | None) -> results_reader.JsonReader:
+    def read(path: Path, data: dict[str, Any]) -> Run | None:
+        """A bundle not named ``*.bundle.json`` (the JSON was read already)."""
+        if str(data.get("schema", "")).startswith("conceptcomb-bundle/"):
+            return read_bundle(path, data, data_dir)
+        return None
+
+    return read
 
 
-def read_runs(paths: Iterable[Path]) -> list[Run]:
-    """Every run of our tasks found in the files and folders, merged by (framework, model)."""
+def read_runs(paths: Iterable[Path], data_dir: str | None = None) -> list[Run]:
+    """Every run of our tasks found in the files and folders, merged by (framework, model);
+    bundles are checked against the benchmark files in ``data_dir`` (else
+    ``CONCEPTCOMB_DATA_DIR`` or the cache), as ``validate-bundle --data-dir`` does."""
     bundles, others = [], []
     for path in paths:
         files = results_reader.result_files(Path(path))
@@ -102,7 +107,8 @@ def read_runs(paths: Iterable[Path]) -> list[Run]:
         bundles += found
         if len(found) < len(files) or not files:
             others.append(path)
-    runs = [read_bundle_file(path) for path in bundles]
+    runs = [read_bundle_file(path, data_dir) for path in bundles]
     if others:
-        runs += results_reader.read_files(others, known_tasks().get, (_bundle,), skip=BUNDLE_SUFFIX)
+        readers = (_bundle_reader(data_dir),)
+        runs += results_reader.read_files(others, known_tasks().get, readers, skip=BUNDLE_SUFFIX)
     return results_reader.merge_runs(runs)
