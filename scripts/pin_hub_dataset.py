@@ -22,23 +22,16 @@ import sys
 import tempfile
 from pathlib import Path
 
-from conceptcomb.benchmarks import get
 from conceptcomb.common.datafiles import sha256_of
 from conceptcomb.common.errors import ConceptcombError
 from conceptcomb.common.hubfiles import HubDataset, HubPins
+from conceptcomb.report.datasets import hub_dataset
 
 LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 
 
 class PinError(Exception):
     """What stops the pinning, in one line."""
-
-
-def hub_dataset(key: str) -> HubDataset:
-    found = [d for d in get(key).datasets().values() if isinstance(d, HubDataset)]
-    if not found:
-        raise PinError(f"{key} has no hub dataset (its files are pinned in its data.py)")
-    return found[0]
 
 
 def from_folder(dataset: HubDataset, folder: Path) -> tuple[str, dict[str, Path]]:
@@ -97,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         dataset = hub_dataset(args.benchmark)
+        if dataset is None:
+            raise PinError(f"{args.benchmark} has no hub dataset (its files are pinned in data.py)")
         pins = args.pins or dataset.pins
         if pins is None:
             raise PinError(f"{dataset.key}'s pins are not read from a file: pass --pins")

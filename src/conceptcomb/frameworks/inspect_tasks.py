@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, TypedDict
 
 from inspect_ai import Task
@@ -105,11 +106,11 @@ class ItemMetrics:
     together: Collection[str] = ()
     extra: Sequence[Metric] = ()
 
-    @property
+    @cached_property
     def counts(self) -> list[str]:
         return [info.name for info in self.infos if info.aggregation == "sum"]
 
-    @property
+    @cached_property  # read for every sample scored
     def grouped(self) -> frozenset[str]:
         return frozenset(self.counts) | frozenset(self.together)
 
