@@ -39,6 +39,7 @@ def test_lm_eval_task_build_stops_on_a_refused_key(monkeypatch) -> None:
         assert server.stats.refused == 1 and server.stats.requests == 0
 
 
+@pytest.mark.shared_data
 def test_lm_eval_filter_warns_when_every_question_failed(fresh_cache: Path, capsys) -> None:
     items = load_items(SPEC)[:3]
     with LoopbackServer(faults=broken_for(items)) as server:
@@ -105,6 +106,7 @@ def test_lm_eval_warns_above_the_table_when_every_question_failed(
 
 
 # --- Inspect -----------------------------------------------------------------------------
+@pytest.mark.shared_data
 @pytest.mark.parametrize("case", ["401", "refused port"])
 def test_inspect_run_stops_before_generation(case: str, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
@@ -122,6 +124,7 @@ def test_inspect_run_stops_before_generation(case: str, tmp_path: Path, monkeypa
     assert all(not sample.output.completion for sample in log.samples or [])
 
 
+@pytest.mark.shared_data
 def test_inspect_judge_off_skips_the_preflight(tmp_path: Path, monkeypatch) -> None:
     replies = [gold_reply("pi_emergent", item) for item in load_items(SPEC)[:2]]
     log = run_task(
@@ -137,6 +140,7 @@ def test_inspect_judge_off_skips_the_preflight(tmp_path: Path, monkeypatch) -> N
     assert judged.setup is not None  # a judge that is on is checked before generation
 
 
+@pytest.mark.shared_data
 def test_inspect_warns_when_every_question_failed(
     tmp_path: Path, fresh_cache: Path, capsys, monkeypatch
 ) -> None:
