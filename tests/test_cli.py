@@ -77,3 +77,50 @@ def test_smollm2_inspect_command_runs(tmp_path: Path, capsys) -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert list((tmp_path / "logs").glob("*.eval")), done.stdout[-2000:]
+
+
+def test_version(capsys) -> None:
+    import conceptcomb
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"conceptcomb {conceptcomb.__version__}"
+
+
+def _undocumented(parser, path: str = "conceptcomb") -> list[str]:
+    """Subcommands without a help line or a description, options without a help line."""
+    import argparse
+
+    found = [] if parser.description else [f"{path}: no description"]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                if not helps.get(name):
+                    found.append(f"{path} {name}: no help line")
+                found += _undocumented(sub, f"{path} {name}")
+        elif not isinstance(action, argparse._HelpAction) and not action.help:
+            found.append(f"{path} {'/'.join(action.option_strings) or action.dest}: no help")
+    return found
+
+
+def test_every_subcommand_and_option_has_help() -> None:
+    from conceptcomb.cli import build_parser
+
+    assert _undocumented(build_parser()) == []
+
+
+@pytest.mark.shared_data
+def test_data_verify_cggc_checks_its_sources(capsys) -> None:
+    assert main(["data", "verify", "cggc", "--data-dir", str(SHARED_DATA / "cggc")]) == 0
+    out = capsys.readouterr().out
+    assert "All 6 files of CommonGen v1.1" in out and "All 3 files of CN-100K" in out
+    assert "The CGGC tasks read the dataset shipped with conceptcomb" in out
+
+
+def test_data_verify_cggc_names_a_missing_source(tmp_path: Path, capsys) -> None:
+    assert main(["data", "verify", "cggc", "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("conceptcomb: error: ") and err.count("\n") == 1
+    assert "commongen_v1.1/train_src.txt" in err

@@ -25,6 +25,7 @@ import shlex
 import sys
 from pathlib import Path
 
+import conceptcomb
 from conceptcomb import demo, smollm2
 from conceptcomb.benchmarks import benchmarks, get, known_tasks
 from conceptcomb.common.datafiles import PinnedDataset, resolve_files
@@ -97,16 +98,36 @@ def run_hub_data(dataset: HubDataset, args: argparse.Namespace) -> int:
     return 0
 
 
+def data_choices() -> dict[str, list[str]]:
+    """``conceptcomb data ACTION NAME``: each dataset by its key, and each benchmark with
+    several datasets by the benchmark's key (``cggc``: both sources of its build)."""
+    choices = {key: [key] for key in datasets()}
+    for benchmark in benchmarks():
+        keys = list(benchmark.datasets())
+        if len(keys) > 1 and benchmark.key not in choices:
+            choices[benchmark.key] = keys
+    return dict(sorted(choices.items()))
+
+
 def run_data(args: argparse.Namespace) -> int:
-    dataset = datasets()[args.benchmark]
+    for key in data_choices()[args.benchmark]:
+        _run_dataset(datasets()[key], args)
+    if args.benchmark == "cggc":
+        from conceptcomb.cggc.data import load_dataset
+
+        print(f"The CGGC tasks read {load_dataset(None).describe()}.")
+    return 0
+
+
+def _run_dataset(dataset: PinnedDataset | HubDataset, args: argparse.Namespace) -> None:
     if isinstance(dataset, HubDataset):
-        return run_hub_data(dataset, args)
+        run_hub_data(dataset, args)
+        return
     names = [pinned.name for pinned in dataset.files]
     files = resolve_files(dataset, names, args.data_dir)
     for name, path in files.items():
         print(f"ok  {name}  {path}")
     print(f"All {len(files)} files of {dataset.describe()} are present and match their sha256.")
-    return 0
 
 
 def rescore(args: argparse.Namespace) -> ScoreReport:
@@ -161,6 +182,12 @@ def run_seeds(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conceptcomb", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"conceptcomb {conceptcomb.__version__}",
+        help="print the version and exit",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     demo_parser = commands.add_parser(
@@ -246,9 +273,26 @@ def build_parser() -> argparse.ArgumentParser:
     seeds.add_argument("--digits", type=int, default=1, help="decimals shown (1, as Table 3)")
     seeds.set_defaults(run=run_seeds)
 
-    data = commands.add_parser("data", help="download or check benchmark files")
-    data.add_argument("action", choices=["fetch", "verify"])
-    data.add_argument("benchmark", choices=sorted(datasets()))
+    data = commands.add_parser(
+        "data",
+        help="download or check benchmark files",
+        description="Finds each pinned file of the dataset (in --data-dir, else "
+        "CONCEPTCOMB_DATA_DIR, else the cache, else downloaded into the cache) and checks its "
+        "sha256; a file that differs is refused with the file's name.",
+    )
+    data.add_argument(
+        "action",
+        choices=["fetch", "verify"],
+        help="either: fetch when you mean to download, verify when you mean to check",
+    )
+    data.add_argument(
+        "benchmark",
+        choices=list(data_choices()),
+        metavar="DATASET",
+        help="ccpt, mcrae, esslli08-nouns (the McRae ESSLLI 2008 noun list), abspyramid; "
+        "cggc: CGGC's sources, cggc-commongen (CommonGen v1.1) and cggc-conceptnet (CN-100K), "
+        "which `conceptcomb cggc build` reads (the built dataset ships with the package)",
+    )
     data.add_argument("--data-dir", default=None, help="check this folder instead of the cache")
     data.set_defaults(run=run_data)
 
@@ -259,7 +303,19 @@ def build_parser() -> argparse.ArgumentParser:
         if benchmark.commands is not None:
             benchmark.commands(commands)
     report_cli.add_commands(commands)
+    describe_subcommands(parser)
     return parser
+
+
+def describe_subcommands(parser: argparse.ArgumentParser) -> None:
+    """A subcommand's ``--help`` opens with its help line where it has no longer description."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                if not sub.description and helps.get(name):
+                    sub.description = str(helps[name]).rstrip(".") + "."
+                describe_subcommands(sub)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -126,7 +126,8 @@ def run(args: argparse.Namespace) -> int:
             )
             code = _run(command, commands)
     show_demonstrations(out)
-    print("\nCommands run (copy and adapt; the server's port is a free one):")
+    adapt = "; the server's port was a free one" if args.engine == "llama-cpp" else ""
+    print(f"\nCommands run (copy and adapt{adapt}):")
     for line in commands:
         print(f"  {line}")
     print(

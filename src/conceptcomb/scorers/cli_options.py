@@ -15,7 +15,12 @@ from conceptcomb.scorers.rating import JudgeUsage
 def add_judge_options(parser: argparse.ArgumentParser) -> None:
     """``--judge-*`` flags; unset ones fall back to CONCEPTCOMB_JUDGE* and the defaults."""
     group = parser.add_argument_group("judge (default: the paper's gpt-4o at OpenAI)")
-    group.add_argument("--judge", choices=["openai", "local", "off"])
+    group.add_argument(
+        "--judge",
+        choices=["openai", "local", "off"],
+        help="openai: any OpenAI-compatible endpoint (default); local: the offline "
+        "transformers judge (the packaged SmolLM2 unless --judge-model); off: no judge",
+    )
     group.add_argument("--judge-model", help="model name, or a local model path for --judge local")
     group.add_argument(
         "--judge-base-url",
