@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,18 @@ RESULTS_HELP = (
 
 def run_submit(args: argparse.Namespace) -> int:
     from conceptcomb.report.bundle import calibration_summary, write_bundles
-    from conceptcomb.report.runs import read_runs
+    from conceptcomb.report.runs import nothing_usable, read_runs
     from conceptcomb.report.validate import check_file
 
     calibration = calibration_summary(args.calibration) if args.calibration else None
-    paths = write_bundles(read_runs(args.results), args.out, calibration)
+    runs = read_runs(args.results)
+    for note in dict.fromkeys(note for run in runs for note in run.notes):
+        print(f"note: {note}")
+    usable = [run for run in runs if run.tasks]
+    if not usable:
+        print(f"conceptcomb: error: {nothing_usable(args.results, runs)}", file=sys.stderr)
+        return 1
+    paths = write_bundles(usable, args.out, calibration)
     for path in paths:
         check = check_file(path)
         state = "valid" if check.valid else "INVALID: " + "; ".join(check.problems)
