@@ -119,7 +119,9 @@ def test_inspect_run_stops_before_generation(case: str, tmp_path: Path, monkeypa
         assert server.stats.requests == 0 and server.stats.refused == (case == "401")
     assert log.status == "error"
     expected = "refused the API key" if case == "401" else "cannot be reached"
-    assert "JudgeError" in log.error.message and expected in log.error.message
+    # A task built outside an eval is checked when it runs: the log's error is our one line.
+    assert log.error.message.startswith("The judge ") and expected in log.error.message
+    assert "\n" not in log.error.message
     assert not log.stats.model_usage  # the model generated nothing
     assert all(not sample.output.completion for sample in log.samples or [])
 

@@ -17,6 +17,7 @@ not say; CommonGen pools all references of a concept set).
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import math
 import os
@@ -67,6 +68,27 @@ class Scored:
     def from_record(cls, record: Sequence[Any]) -> Scored:
         item_id, prediction, references, concepts = record
         return cls(str(item_id), str(prediction), tuple(references), tuple(concepts))
+
+
+def check_libraries() -> None:
+    """Before a CGGC task generates anything: the `cggc` extra's libraries that scoring
+    cannot do without (spaCy, pycocoevalcap) are installed, else one line saying how to
+    install them (without this, the error came after the model had generated every reply).
+    Found without importing them; a missing spaCy model or Java only makes a warning later.
+    """
+    missing = [name for name in ("spacy", "pycocoevalcap") if not _installed(name)]
+    if missing:
+        raise ConfigError(
+            f"CGGC scores replies as CommonGen does, with {' and '.join(missing)}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not installed: {INSTALL_HINT}."
+        )
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ValueError:  # in sys.modules as None: refused on purpose
+        return False
 
 
 # --- spaCy: tokenization and lemmas ---------------------------------------------------------
