@@ -21,6 +21,7 @@ from conceptcomb.ccpt.modifiers import OPTION, resolve_npc_modifier, task_rule
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
 from conceptcomb.ccpt.scoring import ItemScore, plan_item, score_replies
 from conceptcomb.ccpt.tasks import NPC_EMERGENT, CcptTaskSpec, spec_by_name
+from conceptcomb.frameworks.lm_eval_metadata import start_task
 from conceptcomb.scorers.lm_eval_judge import (
     doc_judge_settings,
     report_judge_usage,
@@ -77,6 +78,7 @@ def judged_metrics(result: dict[str, Any]) -> dict[str, float]:
 
 def load_dataset(ccpt_task: str, **metadata: Any) -> datasets.DatasetDict:
     """``custom_dataset``: lm-eval passes --metadata and --model_args as keywords."""
+    start_task(ccpt_task, metadata)
     spec = spec_by_name(ccpt_task)
     extra = scoring_fields(spec, metadata)
     if spec.generative:

@@ -18,8 +18,10 @@ from lm_eval.api.filter import Filter
 
 from conceptcomb.cggc import lm_eval_hooks
 from conceptcomb.cggc.data import CggcItem
+from conceptcomb.cggc.metrics import check_libraries
 from conceptcomb.cggc.scoring import prediction_of
 from conceptcomb.cggc.verification import Verification, verify_predictions, with_verified
+from conceptcomb.frameworks.lm_eval_metadata import start_task
 from conceptcomb.scorers.lm_eval_judge import (
     doc_judge_settings,
     report_judge_usage,
@@ -29,6 +31,8 @@ from conceptcomb.scorers.lm_eval_judge import (
 
 def load_dataset(cggc_task: str, **metadata: Any) -> datasets.DatasetDict:
     """CGGC's docs, each carrying the judge options for the verification filter."""
+    start_task(cggc_task, metadata)  # a misspelt judge option, before the judge's checks
+    check_libraries()  # and the cggc extra, before a local judge loads
     ((field, options),) = resolve_judge_settings(metadata).items()
     splits = lm_eval_hooks.load_dataset(cggc_task, **metadata)
     return datasets.DatasetDict(
