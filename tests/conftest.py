@@ -141,11 +141,20 @@ def smollm2_gguf() -> Path:
 
 
 @pytest.fixture(scope="session")
-def smollm2_inspect_model(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+def smollm2_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The packaged SmolLM2 converted once per session into a transformers folder
+    (`conceptcomb.smollm2.hf_folder`): each run loads it in a second or two, not ~20 s."""
+    from conceptcomb.smollm2 import hf_folder
+
+    return hf_folder(tmp_path_factory.mktemp("smollm2") / "hf")
+
+
+@pytest.fixture(scope="session")
+def smollm2_inspect_model(smollm2_folder: Path) -> list[str]:
     """The `inspect eval` model options for the packaged SmolLM2 (`conceptcomb smollm2`)."""
     from conceptcomb.smollm2 import inspect_model_args as smollm2_inspect_model_args
 
-    return smollm2_inspect_model_args(tmp_path_factory.mktemp("smollm2") / "tokenizer")
+    return smollm2_inspect_model_args(smollm2_folder)
 
 
 def read_jsonl(path: Path) -> list[dict]:

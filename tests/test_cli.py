@@ -58,18 +58,26 @@ def _printed_commands(out: str) -> dict[str, list[str]]:
     return commands
 
 
-def test_smollm2_prints_offline_model_options(tmp_path: Path, capsys) -> None:
-    assert main(["smollm2", "--tokenizer-dir", str(tmp_path / "tok")]) == 0
-    commands = _printed_commands(capsys.readouterr().out)
-    assert (tmp_path / "tok" / "tokenizer_config.json").is_file()
-    assert "gguf_file=SmolLM2-135M-Instruct.Q4_1.gguf" in " ".join(commands["lm_eval"])
-    assert f"tokenizer={tmp_path / 'tok'}" in commands["HF_HUB_OFFLINE=1"]
+def test_smollm2_prints_options_of_the_converted_folder(smollm2_folder: Path, capsys) -> None:
+    """Both frameworks' options load the folder converted once, as the demo does (the GGUF
+    itself takes ~20 s to de-quantize on every start)."""
+    assert main(["smollm2", "--model-dir", str(smollm2_folder)]) == 0
+    out = capsys.readouterr().out
+    commands = _printed_commands(out)
+    assert (smollm2_folder / "model.safetensors").is_file()
+    assert f"pretrained={smollm2_folder}" in commands["lm_eval"]
+    assert "gguf" not in out.split("llama_cpp")[0]  # only llama.cpp's server reads the GGUF
+    assert f"model_path={smollm2_folder}" in commands["HF_HUB_OFFLINE=1"]
+    assert f'"judge_model": "{smollm2_folder}"' in out  # the offline judge on the same folder
+    assert main(["smollm2", "--model-dir", str(smollm2_folder), "--args", "lm_eval"]) == 0
+    assert capsys.readouterr().out.split() == ["--model", "hf", "--model_args",
+                                              f"pretrained={smollm2_folder}"]  # fmt: skip
 
 
 @pytest.mark.slow
-def test_smollm2_inspect_command_runs(tmp_path: Path, capsys) -> None:
+def test_smollm2_inspect_command_runs(smollm2_folder: Path, tmp_path: Path, capsys) -> None:
     """The printed Inspect command, as a user would paste it, runs a task offline."""
-    assert main(["smollm2", "--tokenizer-dir", str(tmp_path / "tok")]) == 0
+    assert main(["smollm2", "--model-dir", str(smollm2_folder)]) == 0
     command = _printed_commands(capsys.readouterr().out)["HF_HUB_OFFLINE=1"][1:]
     command[command.index("conceptcomb/TASK")] = "conceptcomb/ccpt_tp"
     command += ["--limit", "1", "--max-tokens", "16", "--log-dir", str(tmp_path / "logs")]

@@ -53,13 +53,13 @@ def datasets() -> dict[str, PinnedDataset | HubDataset]:
 
 def run_smollm2(args: argparse.Namespace) -> int:
     if args.args == "lm_eval":  # for $(conceptcomb smollm2 --args lm_eval) in a command line
-        print(shlex.join(smollm2.lm_eval_hf_model_args()))
+        print(shlex.join(smollm2.lm_eval_hf_model_args(args.model_dir)))
         return 0
-    inspect_args = smollm2.inspect_model_args(args.tokenizer_dir)
+    inspect_args = smollm2.inspect_model_args(args.model_dir)
     if args.args == "inspect":
         print(shlex.join(inspect_args))
         return 0
-    lm_eval_args = smollm2.lm_eval_hf_model_args()
+    lm_eval_args = smollm2.lm_eval_hf_model_args(args.model_dir)
     print("# lm-eval, offline (CCPT also needs a judge choice in --metadata, see below):")
     print(shlex.join(["lm_eval", *lm_eval_args, "--apply_chat_template", "--tasks", "TASK"]))
     print("# Inspect, offline (HF_HUB_OFFLINE=1: else the hf provider looks the name up):")
@@ -75,10 +75,13 @@ def run_smollm2(args: argparse.Namespace) -> int:
     )
     print(shlex.join(["lm_eval", "--model", "local-chat-completions", "--model_args",
                       model_args, "--apply_chat_template", "--tasks", "TASK"]))  # fmt: skip
+    folder = smollm2.hf_folder(args.model_dir)
+    local = json.dumps({"judge": "local", "judge_model": str(folder)})
     print(
-        "# Judged tasks (CCPT, cggc_*_verified) need a judge: --metadata "
-        '\'{"judge": "local"}\' (lm-eval) or -T judge=local (Inspect) for the offline one, or '
-        "judge_base_url/judge_model for any OpenAI-compatible server."
+        "# Judged tasks (CCPT, cggc_*_verified) need a judge: the offline one on the same "
+        f"folder is --metadata {shlex.quote(local)} (lm-eval) or -T judge=local "
+        f"-T judge_model={shlex.quote(str(folder))} (Inspect); or judge_base_url/judge_model "
+        "for any OpenAI-compatible server."
     )
     return 0
 
@@ -202,15 +205,16 @@ def build_parser() -> argparse.ArgumentParser:
     smollm2_parser = commands.add_parser(
         "smollm2",
         help="print the lm_eval and inspect model options of the packaged SmolLM2 (offline)",
-        description="Writes the packaged SmolLM2-135M-Instruct's tokenizer to a folder once "
-        "(Inspect's hf provider loads it by path) and prints the model options of lm_eval and "
-        "inspect eval for that model, to paste before --tasks / after the task.",
+        description="Converts the packaged SmolLM2-135M-Instruct GGUF once into a transformers "
+        "folder (as the demo does; a second to load, where the GGUF takes ~20 s every time) "
+        "and prints the model options of lm_eval and inspect eval for that folder, to paste "
+        "before --tasks / after the task.",
     )
     smollm2_parser.add_argument(
-        "--tokenizer-dir",
+        "--model-dir",
         type=Path,
         default=None,
-        help="where to write the tokenizer (~/.cache/conceptcomb/smollm2-tokenizer)",
+        help="the converted folder (~/.cache/conceptcomb/smollm2-135m-instruct-hf)",
     )
     smollm2_parser.add_argument(
         "--args",

@@ -2,11 +2,12 @@
 
 Ways to run it, all through the frameworks' own runners:
 
-* lm-eval's ``hf`` runner and Inspect's ``hf`` provider load the GGUF with transformers
-  (de-quantized to float32: about 20 s to load on every start);
+* lm-eval's ``hf`` runner and Inspect's ``hf`` provider can load the GGUF with
+  transformers (de-quantized to float32: about 20 s to load on every start);
 * `hf_folder` converts the GGUF once into a regular transformers folder (float32 safetensors
   and the tokenizer) under ``~/.cache/conceptcomb/``, which the same runners then load in a
-  second or two: what ``conceptcomb demo`` uses by default (pure Python: no compiler);
+  second or two: what ``conceptcomb demo`` and the options ``conceptcomb smollm2`` prints
+  use (pure Python: no compiler);
 * `LlamaServer` serves it with llama-cpp-python's OpenAI-compatible server on loopback
   (``python -m llama_cpp.server``), for lm-eval's ``local-chat-completions`` runner and for
   the judge's ``judge_base_url``: the path users take with vLLM. llama-cpp-python is an
@@ -107,38 +108,23 @@ def _is_converted(folder: Path, stamp: dict[str, object]) -> bool:
     return recorded == stamp and (folder / "model.safetensors").is_file()
 
 
-def tokenizer_dir(folder: Path | None = None) -> Path:
-    """A tokenizer folder for the packaged GGUF, written once.
-
-    Inspect's hf provider needs a tokenizer it can load by path; the GGUF file holds one,
-    which transformers can read and save as a regular tokenizer folder.
-    """
-    folder = folder or Path.home() / ".cache" / "conceptcomb" / "smollm2-tokenizer"
-    if not (folder / "tokenizer_config.json").is_file():
-        from transformers import AutoTokenizer
-
-        gguf = packaged_smollm2_gguf()
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        tokenizer.save_pretrained(folder)
-    return folder
-
-
-def inspect_model_args(tokenizer: Path | None = None) -> list[str]:
-    """``inspect eval`` options that run the packaged SmolLM2 offline, greedy."""
-    gguf = packaged_smollm2_gguf()
+def inspect_model_args(folder: Path | None = None) -> list[str]:
+    """``inspect eval`` options that run the packaged SmolLM2 offline, greedy: Inspect's hf
+    provider on the converted folder (`hf_folder`), which holds the tokenizer too."""
     return [
-        "--model", "hf/smollm2",
-        "-M", f"model_path={gguf.parent}",
-        "-M", f"gguf_file={gguf.name}",
-        "-M", f"tokenizer={tokenizer_dir(tokenizer)}",
-        "-M", "do_sample=false",
-    ]  # fmt: skip
+        "--model",
+        "hf/smollm2",
+        "-M",
+        f"model_path={hf_folder(folder)}",
+        "-M",
+        "do_sample=false",
+    ]
 
 
-def lm_eval_hf_model_args() -> list[str]:
-    """``lm_eval`` options that run the packaged SmolLM2 with the hf runner."""
-    gguf = packaged_smollm2_gguf()
-    return ["--model", "hf", "--model_args", f"pretrained={gguf.parent},gguf_file={gguf.name}"]
+def lm_eval_hf_model_args(folder: Path | None = None) -> list[str]:
+    """``lm_eval`` options that run the packaged SmolLM2 with the hf runner, on the
+    converted folder (`hf_folder`), as the demo does: a second to load, not ~20 s."""
+    return ["--model", "hf", "--model_args", f"pretrained={hf_folder(folder)}"]
 
 
 def _free_port() -> int:
