@@ -90,7 +90,7 @@ def _test_items(task: str, options: tuple[tuple[str, Any], ...]) -> dict[str, Te
         f"{TEST_FILE}:{item.item_id}": TestItem(
             item, tuple(_stable_id(digests, pool, d.item_id) for d in demos)
         )
-        for item, demos in task_pairs(spec, resolved)
+        for item, demos in task_pairs(spec, resolved, announce=False)  # a bundle, not a run
     }
 
 
