@@ -17,6 +17,8 @@ Ways to run it, all through the frameworks' own runners:
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib.util
 import json
 import os
@@ -28,8 +30,10 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.scorers.local_judge import packaged_smollm2_gguf
@@ -71,15 +75,16 @@ def hf_folder(folder: Path | None = None) -> Path:
         ) from err
     print(
         f"conceptcomb: converting the packaged SmolLM2 GGUF to a transformers folder, once "
-        f"(about 30 s): {folder}",
+        f"(about 20 s): {folder}",
         file=sys.stderr,
         flush=True,
     )
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
     try:
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        with _gguf_read_once():
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
         # The weights are de-quantized float32 tensors now; transformers refuses to save a
         # model it still marks as GGUF-quantized.
         model.hf_quantizer = None
@@ -98,6 +103,38 @@ def hf_folder(folder: Path | None = None) -> Path:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return folder
+
+
+@contextlib.contextmanager
+def _gguf_read_once() -> Iterator[None]:
+    """While the GGUF is converted: its header parsed once, not three times.
+
+    transformers reads the file for the tokenizer, the config and the weights, each time
+    through a new ``gguf.GGUFReader`` (parsing the 49k-token vocabulary in Python), and asks
+    ``gguf.get_tensor_name_map`` for the same map once per tensor: together two thirds of
+    the conversion's 42 s of CPU (measured on 2 cores). Both are looked up on the ``gguf``
+    module when called, so a reader kept per file and a cached map serve every request (the
+    file is read-only, memory-mapped); the module is restored afterwards.
+    """
+    import gguf
+
+    reader, name_map = getattr(gguf, "GGUFReader", None), getattr(gguf, "get_tensor_name_map", None)
+    if reader is None or name_map is None:  # another gguf: convert as it comes
+        yield
+        return
+    readers: dict[tuple[str, str], Any] = {}
+
+    def read(path: str | os.PathLike[str], mode: str = "r") -> Any:
+        key = (str(path), mode)
+        if key not in readers:
+            readers[key] = reader(path, mode)
+        return readers[key]
+
+    gguf.GGUFReader, gguf.get_tensor_name_map = read, functools.lru_cache(maxsize=None)(name_map)
+    try:
+        yield
+    finally:
+        gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map
 
 
 def _is_converted(folder: Path, stamp: dict[str, object]) -> bool:
