@@ -53,6 +53,16 @@ def _source_stamp(gguf: Path) -> dict[str, object]:
     return {"gguf": gguf.name, "bytes": gguf.stat().st_size, "conversion": _CONVERSION}
 
 
+def hf_folder_ready(folder: Path | None = None) -> bool:
+    """Whether `hf_folder` has the converted folder already (no conversion to wait for)."""
+    folder = folder or default_hf_folder()
+    return _is_converted(folder, _source_stamp(packaged_smollm2_gguf()))
+
+
+def default_hf_folder() -> Path:
+    return Path.home() / ".cache" / "conceptcomb" / "smollm2-135m-instruct-hf"
+
+
 def hf_folder(folder: Path | None = None) -> Path:
     """The packaged GGUF as a transformers model folder, converted once and cached.
 
@@ -61,7 +71,7 @@ def hf_folder(folder: Path | None = None) -> Path:
     in a second or two with lm-eval's ``hf`` runner, Inspect's ``hf`` provider and the local
     judge. Written to a temporary sibling and renamed, so a half-written folder is never used.
     """
-    folder = folder or Path.home() / ".cache" / "conceptcomb" / "smollm2-135m-instruct-hf"
+    folder = folder or default_hf_folder()
     gguf = packaged_smollm2_gguf()
     stamp = _source_stamp(gguf)
     if _is_converted(folder, stamp):
