@@ -11,6 +11,7 @@ tasks after it has made the model: the checks run in the task's ``custom_dataset
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import subprocess
@@ -289,3 +290,32 @@ def test_every_inspect_task_option_is_known_to_the_lm_eval_check() -> None:
             else:
                 options.add(name)
     assert options and options <= our_options(), sorted(options - our_options())
+
+
+@pytest.mark.slow  # builds and runs a CGGC task
+def test_a_judge_that_dies_mid_run_is_counted_and_one_warning_line(tmp_path: Path) -> None:
+    """Checked when the task was built, then gone: Inspect's retries, then each question a
+    failure, counted (verifier_failures) and said in one WARNING line; no traceback."""
+    server = LoopbackServer().start()
+    command = inspect_command("cggc_ood_easy2hard_verified", "-T",
+                              f"judge_base_url={server.base_url}", "--log-dir", "logs")  # fmt: skip
+    process = subprocess.Popen(
+        command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "CONCEPTCOMB_JUDGE_MAX_RETRIES": "0"},
+    )  # fmt: skip
+    while server.stats.checks < 1 and process.poll() is None:
+        time.sleep(0.05)
+    server.stop()  # after the check, before any question
+    stdout, stderr = process.communicate(timeout=900)
+    output = stdout + stderr
+    assert process.returncode == 0 and server.stats.requests == 0, output[-3000:]
+    assert "Traceback" not in output
+    warnings = [line for line in output.splitlines() if "WARNING: every judge question" in line]
+    assert len(warnings) == 1 and "APIConnectionError" in warnings[0]
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    log = read_eval_log(list_eval_logs(str(tmp_path / "logs"))[0])
+    assert log.status == "success" and log.results is not None
+    metrics = {name: m.value for score in log.results.scores for name, m in score.metrics.items()}
+    # Items whose questions failed are counted, none taken for verified (or unverified).
+    assert metrics["verifier_failures"] >= 1 and math.isnan(metrics["verified_share"])
