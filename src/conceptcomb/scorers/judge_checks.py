@@ -24,12 +24,7 @@ from pathlib import Path
 
 from conceptcomb.common.errors import ConfigError, Interrupted
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.scorers.local_judge import (
-    _LOADED,
-    _split_model_spec,
-    load_causal_lm,
-    packaged_smollm2_gguf,
-)
+from conceptcomb.scorers.local_judge import load_causal_lm, packaged_smollm2_gguf
 
 LOCAL_INSTALL = "pip install 'conceptcomb[local]'"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
@@ -116,9 +111,15 @@ def load_local_judge(settings: JudgeSettings) -> None:
 
 
 def is_loaded(spec: str | None) -> bool:
-    """Whether this process holds the model already (`load_causal_lm` keeps it)."""
-    folder, gguf_file = _split_model_spec(spec)
-    return f"{folder}|{gguf_file}" in _LOADED
+    """Whether this process holds the model already (`load_causal_lm` keeps it), for the
+    line announcing the load; False where the loader keeps its models otherwise."""
+    try:
+        from conceptcomb.scorers.local_judge import _LOADED, _split_model_spec
+
+        folder, gguf_file = _split_model_spec(spec)
+        return f"{folder}|{gguf_file}" in _LOADED
+    except (ImportError, TypeError, ValueError):
+        return False
 
 
 @contextmanager
