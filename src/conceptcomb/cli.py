@@ -116,9 +116,9 @@ def run_data(args: argparse.Namespace) -> int:
     for key in data_choices()[args.benchmark]:
         _run_dataset(datasets()[key], args)
     if args.benchmark == "cggc":
-        from conceptcomb.cggc.data import load_dataset
+        from conceptcomb.cggc.data import describe_dataset
 
-        print(f"The CGGC tasks read {load_dataset(None).describe()}.")
+        print(f"The CGGC tasks read {describe_dataset(None)}.")
     return 0
 
 
@@ -287,7 +287,8 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument(
         "action",
         choices=["fetch", "verify"],
-        help="either: fetch when you mean to download, verify when you mean to check",
+        help="fetch or verify: the same work, named as you mean it (with --data-dir only "
+        "that folder is checked, nothing is downloaded)",
     )
     data.add_argument(
         "benchmark",
