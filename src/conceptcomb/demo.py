@@ -175,7 +175,7 @@ def _run(command: list[str], commands: list[str]) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--limit", type=int, default=5, help="items per task (5)")
+    parser.add_argument("--limit", type=int, default=3, help="items per task (3)")
     parser.add_argument(
         "--engine",
         choices=["hf", "llama-cpp"],
