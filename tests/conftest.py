@@ -141,6 +141,15 @@ def smollm2_gguf() -> Path:
 
 
 @pytest.fixture(scope="session")
+def smollm2_folder() -> Path:
+    """The packaged SmolLM2 as a transformers folder (converted once per machine; loads in
+    a second or two, where the GGUF takes ~20 s to de-quantize each time)."""
+    from conceptcomb.smollm2 import hf_folder
+
+    return hf_folder()
+
+
+@pytest.fixture(scope="session")
 def smollm2_inspect_model(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     """The `inspect eval` model options for the packaged SmolLM2 (`conceptcomb smollm2`)."""
     from conceptcomb.smollm2 import inspect_model_args as smollm2_inspect_model_args

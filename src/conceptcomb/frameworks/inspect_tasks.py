@@ -58,6 +58,12 @@ class JudgeOptions(TypedDict, total=False):
     """Requests in flight per endpoint (default 16)."""
     judge_cache: str | None
     """The judge cache file, or ``off`` (default: the user cache folder)."""
+    judge_device: str | None
+    """``judge=local``: ``auto`` (the GPU when there is one; default), ``cpu``, ``cuda:N``."""
+    judge_dtype: str | None
+    """``judge=local``: ``auto`` (bfloat16 on a GPU that has it, else float32; default)."""
+    judge_batch_size: int | None
+    """``judge=local``: questions per forward pass (default 16)."""
 
 
 JUDGE_OPTIONS: tuple[str, ...] = tuple(JudgeOptions.__annotations__)

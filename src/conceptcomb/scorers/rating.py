@@ -25,6 +25,7 @@ from conceptcomb.scorers.judge_base import Judge, JudgeReply
 from conceptcomb.scorers.judge_cache import JudgeCache
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.judges import build_judge
+from conceptcomb.scorers.local_judge import check_local_judge
 
 log = logging.getLogger("conceptcomb.judge")
 T = TypeVar("T")
@@ -178,8 +179,9 @@ class RatingSession:
         self.cache = cache
         self.usage = JudgeUsage(judge=judge.identity)
         self.progress = progress
-        # ``concurrency`` per endpoint: replicas of the judge each take that many.
-        self._slots = concurrency * judge.replicas
+        # ``concurrency`` per endpoint (replicas of the judge each take that many); a local
+        # judge takes enough to fill its batches.
+        self._slots = judge.request_slots(concurrency)
         self._semaphore = asyncio.Semaphore(self._slots)
         self._writer = CacheWriter(cache, judge.identity) if cache is not None else None
         self._answers: dict[str, asyncio.Future[JudgeReply]] = {}
@@ -299,8 +301,11 @@ _CHECKED: set[tuple[str, str]] = set()  # (judge identity, key digest) preflight
 
 def preflight_judge(settings: JudgeSettings) -> None:
     """Before any generation or the first item: one small request to the configured judge,
-    `JudgeError` (one line: endpoint, model, fix) when it cannot work. ``judge=off`` and
-    ``judge=local`` have nothing to check."""
+    `JudgeError` (one line: endpoint, model, fix) when it cannot work. ``judge=local``:
+    its device must exist (`ConfigError`); ``judge=off`` has nothing to check."""
+    if settings.judge == "local":
+        check_local_judge(settings)
+        return
     if settings.judge != "openai":
         return
     settings.check_credentials()
