@@ -169,7 +169,7 @@ def test_local_verifier_options_are_checked_before_any_work(
     if torch.cuda.is_available():
         return
     missing = local_options(folder, judge_device="cuda")
-    with pytest.raises(ConfigError, match="judge_device=cuda: torch .* sees no CUDA device"):
+    with pytest.raises(ConfigError, match=r"judge_device=cuda: torch .* sees no CUDA device"):
         lm_eval_support.resolve_judge_settings(missing)
     items, _, replies, _ = _cases(built_dir)
     log = inspect_eval(TASKS[SPEC.name](data_dir=str(built_dir), **missing),
