@@ -188,3 +188,30 @@ def test_dtype_and_device_are_honoured(smollm2_folder: Path) -> None:
     assert str(model.dtype) == "torch.bfloat16" and model.device.type == "cpu"
     assert reply.rating is not None and 1.0 <= reply.rating <= 10.0
     assert judge.identity.endswith("|dtype=bfloat16")
+
+
+@pytest.mark.slow
+def test_a_batch_without_gpu_memory_is_split(smollm2_folder: Path, monkeypatch) -> None:
+    """A batch the GPU cannot hold (torch's OutOfMemoryError, raised here for batches of more
+    than two) is answered in halves, with the same ratings; later batches are smaller."""
+    import torch
+
+    scored = PrefixCache.final_logits
+    sizes: list[int] = []
+
+    def tight_memory(self: PrefixCache, rows: list[list[int]], count: int) -> list:
+        sizes.append(len(rows))
+        if len(rows) > 2:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (simulated)")
+        return scored(self, rows, count)
+
+    prompts = [relevance_prompt(concept, prop) for concept, prop in PAIRS[:5]]
+    alone = LocalJudge(local(smollm2_folder, judge_device="cpu", judge_batch_size=1))
+    expected = [
+        reply.rating for reply in alone.answer_batch(prompts[:1]) + alone.answer_batch(prompts[1:2])
+    ]
+    monkeypatch.setattr(PrefixCache, "final_logits", tight_memory)
+    judge = LocalJudge(local(smollm2_folder, judge_device="cpu", judge_batch_size=8))
+    replies = judge.answer_batch(prompts)
+    assert sizes == [5, 3, 2, 1, 2] and judge.batch_size == 2
+    assert [reply.rating for reply in replies[:2]] == pytest.approx(expected, abs=1e-4)

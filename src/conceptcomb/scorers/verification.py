@@ -135,7 +135,7 @@ class LocalVerifier(LocalJudge):
         import torch
 
         probs = torch.softmax(logits[-1].float(), dim=-1)
-        p_yes, p_no = (float(probs[token]) for token in self._yes_no)
+        p_yes, p_no = probs[list(self._yes_no)].tolist()
         verdict = "yes" if p_yes >= p_no else "no"
         return JudgeReply(
             rating=YES if verdict == "yes" else NO,
