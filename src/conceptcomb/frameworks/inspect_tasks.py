@@ -35,6 +35,7 @@ from conceptcomb.common.evidence import GROUPED_METRICS
 from conceptcomb.common.inspect_metrics import means, totals
 from conceptcomb.common.offline import prime_tiktoken_cache
 from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.scorers.local_judge import check_local_judge
 
 
 class JudgeOptions(TypedDict, total=False):
@@ -84,12 +85,14 @@ def judge_settings(options: Mapping[str, object], needs_judge: bool = True) -> J
     """The judge settings from a task's options (`JudgeOptions`; others are ignored).
 
     An explicit judge choice of a task that judges is checked for credentials up front,
-    before any data is loaded or any model called.
+    before any data is loaded or any model called; the local judge's device likewise.
     """
     chosen = {name: options.get(name) for name in JUDGE_OPTIONS}
     settings = JudgeSettings.resolve(chosen)
     if needs_judge and any(value is not None for value in chosen.values()):
         settings.check_credentials()
+    if needs_judge and settings.judge == "local":
+        check_local_judge(settings)  # a device torch does not see: one line, now
     return settings
 
 
