@@ -105,7 +105,7 @@ class JudgeCache:
         self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, check_same_thread=False)
         with self._lock:
             self._conn.execute(f"PRAGMA journal_mode={self.journal}")
-            # A rollback journal is durable only with FULL; the log is with NORMAL.
+            # NORMAL keeps a write-ahead log consistent; a rollback journal needs FULL.
             sync = "NORMAL" if self.journal == "WAL" else "FULL"
             self._conn.execute(f"PRAGMA synchronous={sync}")
             self._conn.execute(_SCHEMA)
