@@ -52,6 +52,17 @@ class RawItem:
     prompt: list[Any] | None = None
 
 
+@dataclass(frozen=True)
+class ItemView:
+    """How one evidence item reads in other formats (Every Eval Ever's instance rows): what
+    only the benchmark knows about it, derived from the item alone."""
+
+    answers: list[str]  # what the task parsed from each reply, as text ("" for none)
+    method: str  # how it parsed them
+    references: list[str]  # what it was scored against, as the item holds it (ids or text)
+    source: str = "output.raw"  # where the answers were read ("metadata.loglikelihoods"...)
+
+
 class EvidenceAdapter(Protocol):
     """What a benchmark provides to put its items in a bundle and check them again."""
 
@@ -60,6 +71,9 @@ class EvidenceAdapter(Protocol):
 
     def evidence_item(self, task: str, raw: RawItem) -> dict[str, Any]:
         """The compact evidence of one item (without its id)."""
+
+    def item_view(self, task: str, evidence: dict[str, Any]) -> ItemView:
+        """The item's answers, how they were parsed and its references (leaderboard exports)."""
 
     def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:
         """The task's items in the pinned dataset, by key (cheap to load)."""
