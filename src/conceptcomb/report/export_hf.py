@@ -66,12 +66,9 @@ def _dataset(benchmark: str, task: dict[str, Any], given: dict[str, HubDataset],
     read = records[0] if records else {}
     note = ""
     if read:
-        files = ", ".join(
-            f"{name} {entry.get('sha256')}" for name, entry in sorted(read.get("files", {}).items())
-        )
         source = read.get("repository") or read.get("title") or read.get("key")
         note = f"data: {source} at {read.get('revision') or read.get('dataset_sha256')}"
-        note += f" ({files})" if files else ""
+        note += " (each file's sha256: the bundle and the Every Eval Ever record)"
     if benchmark in given:
         chosen = given[benchmark]
         return chosen.repo_id, chosen.revision, note

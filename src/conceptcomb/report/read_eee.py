@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conceptcomb.common.errors import ConceptcombError
 from conceptcomb.report.export_eee import (
     BUNDLE_KEY,
     EXPORT_FORMAT,
@@ -28,7 +29,6 @@ from conceptcomb.report.export_eee import (
     FORMAT_KEY,
     OPTIONS_KEY,
     TASK_KEY,
-    ExportError,
     ExportOptions,
     evidence_of_row,
     export_bundle,
@@ -151,14 +151,17 @@ def read_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             rows += 1
             if rows > MAX_ROWS:
                 raise Refused(f"more than {MAX_ROWS:,} rows")
-            count_values(line, MAX_DEPTH, MAX_ROW_VALUES)
-            row = parse(utf8(line), f"line {number}")
+            try:
+                count_values(line, MAX_DEPTH, MAX_ROW_VALUES)
+                row = parse(utf8(line), f"line {number}")
+            except Refused as err:
+                raise Refused(f"line {number}: {err}", limit=err.limit) from None
             if not isinstance(row, dict):
                 raise Refused(f"line {number}: not a JSON object", limit=False)
             yield number, row
 
 
-def _items(path: Path) -> list[dict[str, Any]]:
+def items_of(path: Path) -> list[dict[str, Any]]:
     """The evidence items of a task, in order: one per run of rows of the same sample."""
     items: list[dict[str, Any]] = []
     last = None
@@ -229,7 +232,7 @@ def _assemble(members: list[tuple[Path, dict[str, Any]]]) -> EeeExport:
         rows = samples_path(path)
         export.files.append(rows)
         try:
-            items[task] = _items(rows)
+            items[task] = items_of(rows)
         except OSError as err:
             problems.append(
                 f"{rows}: cannot be read ({err.strerror or err}): the instance rows "
@@ -269,8 +272,9 @@ def export_problems(export: EeeExport) -> list[str]:
         )
     try:
         options = ExportOptions(**json.loads(export.options))
-        expected = export_bundle(bundle, options, export.label)
-    except ExportError as err:
+        # The items as the rows hold them, hashed or not (the bundle's check says which).
+        expected = export_bundle(bundle, options, export.label, unsealed=True)
+    except ConceptcombError as err:
         return [*problems, f"{export.label}: cannot be exported again to compare ({err})"]
     except (ValueError, TypeError) as err:
         return [*problems, f"{export.label}: {OPTIONS_KEY} is unreadable ({clip(str(err))})"]
@@ -307,7 +311,8 @@ def _difference(given: Any, expected: Any, path: str = "") -> str | None:
             return _difference(inner[0], inner[1], path)
     if given != expected or type(given) is not type(expected):
         found, wanted = clip(json.dumps(given), 80), clip(json.dumps(expected), 80)
-        return f"{path.lstrip('.')} is {found}, the bundle it carries gives {wanted}"
+        where = path.lstrip(".")
+        return f"{where} is {found}, but exporting the bundle the files carry gives {wanted}"
     return None
 
 
