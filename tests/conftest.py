@@ -161,12 +161,17 @@ EEE_PYTHON_ENV = "CONCEPTCOMB_EEE_PYTHON"
 
 
 def _python312() -> str | None:
-    """A Python 3.12 interpreter (every-eval-ever needs >= 3.12; ours may be older)."""
+    """A Python >= 3.12 that runs (every-eval-ever needs it; ours may be older; a pyenv shim
+    of a version not selected does not run)."""
     candidates = [
+        *sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[2-9]*/bin/python"))),
         shutil.which("python3.12"),
-        *sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/bin/python"))),
     ]
-    return next((c for c in candidates if c and os.access(c, os.X_OK)), None)
+    check = "import sys; assert sys.version_info >= (3, 12)"
+    for candidate in filter(None, candidates):
+        if subprocess.run([candidate, "-c", check], capture_output=True).returncode == 0:
+            return candidate
+    return None
 
 
 def _eee_ok(python: str) -> bool:

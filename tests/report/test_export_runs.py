@@ -11,7 +11,9 @@ runs of the other benchmarks, lm-eval and Inspect: their evidence tests in tests
 
 from __future__ import annotations
 
+import glob
 import json
+import shlex
 import shutil
 import subprocess
 import sys
@@ -51,13 +53,24 @@ def judge_ratings() -> dict[tuple[str, str], int]:
     return recorded_ratings(load_items(spec_by_name(TASK)))
 
 
-@pytest.fixture(scope="module")
-def bundle(judge_ratings: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("ccpt-lm-eval")
+def gold_replies() -> dict[str, str]:
+    """Each item's prompt -> the dataset's own answer, in the format the task asks."""
     spec = spec_by_name(TASK)
     docs = build_docs(spec, load_items(spec))
-    replies = {doc["prompt"]: dataset_answer(spec, CcptItem.from_doc(doc)) for doc in docs}
-    with ModelServer(replies) as model, LoopbackServer(ratings=judge_ratings) as judge:
+    return {doc["prompt"]: dataset_answer(spec, CcptItem.from_doc(doc)) for doc in docs}
+
+
+@pytest.fixture(scope="module")
+def runs(judge_ratings: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``results/`` (lm-eval) and ``logs/ccpt/`` (Inspect) of the same model and judge, as
+    the README's first two uses write them."""
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.model import get_model
+
+    from conceptcomb.ccpt.inspect_tasks import ccpt_pi_emergent
+
+    root = tmp_path_factory.mktemp("ccpt-runs")
+    with ModelServer(gold_replies()) as model, LoopbackServer(ratings=judge_ratings) as judge:
         metadata = {
             "judge_base_url": judge.base_url,
             "judge_model": "gpt-4o",
@@ -68,18 +81,26 @@ def bundle(judge_ratings: dict, tmp_path_factory: pytest.TempPathFactory) -> Pat
             "--model_args", f"model={MODEL},base_url={model.base_url}/chat/completions,"
             "num_concurrent=8,max_retries=1",
             "--tasks", TASK, "--apply_chat_template", "--log_samples",
-            "--output_path", str(root / "lm-eval"), "--metadata", json.dumps(metadata),
+            "--output_path", str(root / "results"), "--metadata", json.dumps(metadata),
             *include_args(),
         ]  # fmt: skip
         done = subprocess.run(command, capture_output=True, text=True, timeout=1200)
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-        assert model.asked == 200 and model.unknown == 0
-        assert judge.stats.requests > 0
-    code, printed = run_cli("submit-bundle", str(root / "lm-eval"), "--out", str(root / "b"))
-    assert (
-        code == 0 and "(valid)" in printed and f"{TASK}: verified (all 200 test items)" in printed
-    )
-    (path,) = (root / "b").glob("*.bundle.json")
+        assert model.asked == 200 and model.unknown == 0 and judge.stats.requests > 0
+        served = get_model(f"openai-api/loopback/{MODEL}", base_url=model.base_url, api_key="x")
+        (log,) = inspect_eval(ccpt_pi_emergent(**metadata), model=served,
+                              log_dir=str(root / "logs" / "ccpt"), display="none")  # fmt: skip
+        assert log.status == "success" and model.unknown == 0
+    return root
+
+
+@pytest.fixture(scope="module")
+def bundle(runs: Path) -> Path:
+    """The lm-eval run's bundle."""
+    code, printed = run_cli("submit-bundle", str(runs / "results"), "--out", str(runs / "b"))
+    assert code == 0 and "(valid)" in printed, printed
+    assert f"{TASK}: verified (all 200 test items)" in printed
+    (path,) = (runs / "b").glob("*.bundle.json")
     return path
 
 
@@ -180,3 +201,48 @@ def test_the_hub_entries_parse(bundle: Path, exported: Path, tmp_path: Path) -> 
     e = next(r for r in aggregate["evaluation_results"] if r["evaluation_result_id"] == f"{TASK}:E")
     assert entry.value == pytest.approx(e["score_details"]["score"], abs=1e-9)
     assert entry.source_url.endswith("/" + "/".join(eee_files(exported)[0][0].parts[-5:]))
+
+
+def readme_use_3() -> list[str]:
+    from tests.test_readme_commands import README, readme_commands
+
+    text = README.read_text(encoding="utf-8")
+    block = text[text.index("### 3. A leaderboard submission") :]
+    return readme_commands(block[: block.index("```", block.index("```bash") + 7) + 3])
+
+
+def test_readme_use_3_commands(
+    runs: Path, eee_python: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's third use, its commands as written, on an lm-eval run (``results/``) and
+    an Inspect run (``logs/ccpt/``): all but the two uploads, which need the Hub (their
+    options are checked by tests/test_readme_commands.py)."""
+    shutil.copytree(runs / "results", tmp_path / "results")
+    shutil.copytree(runs / "logs", tmp_path / "logs")
+    monkeypatch.chdir(tmp_path)
+    commands = readme_use_3()
+    assert commands[0].startswith("conceptcomb submit-bundle") and len(commands) == 9
+    for command in commands:
+        words = shlex.split(command.replace("$PWD", str(tmp_path)))
+        if words[0] == "hf":
+            continue
+        if words[0] == "every_eval_ever":
+            program = str(Path(eee_python).parent / "every_eval_ever")
+            done = subprocess.run(
+                [program, *words[1:]], capture_output=True, text=True, timeout=600
+            )
+            assert done.returncode == 0 and "All files passed validation." in done.stdout, (
+                done.stdout
+            )
+            continue
+        expanded = [match for word in words[1:] for match in (sorted(glob.glob(word)) or [word])]
+        code, printed = run_cli(*expanded)
+        assert code == 0, (command, printed)
+        if words[1] == "validate-bundle":
+            assert printed.count(f"{TASK}: verified (all 200 test items)") == 2, printed
+    assert len(list(Path("bundles").glob("*.bundle.json"))) == 2  # lm-eval's and Inspect's
+    assert len(list(Path("eee").glob("data/ccpt/conceptcomb/ccpt-gold-replies/*.json"))) == 2
+    hub = sorted(Path("hf/.eval_results").glob("*.yaml"))  # one file per bundle
+    entries = [e for p in hub for e in parse_eval_result_entries(yaml.safe_load(p.read_text()))]
+    assert [entry.task_id for entry in entries] == [TASK, TASK]
+    assert Path("report/ccpt.md").is_file()
