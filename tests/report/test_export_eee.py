@@ -242,3 +242,51 @@ def test_no_secret_in_the_exported_files(exported: Path) -> None:
         assert find_secrets(json.loads(path.read_text()), str(path)) == []
     for path in samples:
         assert find_secrets(rows_of(path), str(path)) == []
+
+
+def _edit_aggregate(root: Path, task: str, change) -> Path:
+    aggregate, _ = samples_for(root, task)
+    data = json.loads(aggregate.read_text())
+    change(data["source_metadata"]["additional_details"], data)
+    aggregate.write_text(json.dumps(data))
+    return aggregate
+
+
+def _first_row(root: Path, change) -> None:
+    _, path = samples_for(root, "ccpt_pi_emergent")
+    rows = rows_of(path)
+    change(rows[0])
+    write_rows(path, rows)
+
+
+HOSTILE = {
+    "task record not JSON": lambda root: _edit_aggregate(
+        root, "ccpt_tp", lambda d, _: d.update(conceptcomb_task="{not json")
+    ),
+    "header without the task list": lambda root: [
+        _edit_aggregate(root, t, lambda d, _: d.update(conceptcomb_bundle='{"model": []}'))
+        for t in ("ccpt_tp", "ccpt_pi_emergent", "ccpt_pi_canceled", "ccpt_npc_emergent")
+    ],
+    "a metadata value that is no JSON text": lambda root: _first_row(
+        root, lambda row: row["metadata"].update(scores=7)
+    ),
+    "metadata that is a list": lambda root: _first_row(
+        root, lambda row: row.update(metadata=[1, 2])
+    ),
+    "rows nested 100 deep": lambda root: _first_row(
+        root, lambda row: row.update(extra=json.loads("[" * 100 + "]" * 100))
+    ),
+    "options of another shape": lambda root: _edit_aggregate(
+        root, "ccpt_tp", lambda d, _: d.update(conceptcomb_export='{"colour": "blue"}')
+    ),
+    "an instance file gone": lambda root: samples_for(root, "ccpt_tp")[1].unlink(),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HOSTILE))
+def test_damaged_files_are_invalid_in_lines_never_a_traceback(copy: Path, case: str) -> None:
+    HOSTILE[case](copy)
+    code, printed = run_cli("validate-bundle", str(copy))
+    assert code == 1, printed
+    assert "INVALID" in printed and "Traceback" not in printed
+    assert "verified (" not in printed.replace("checked all", "")

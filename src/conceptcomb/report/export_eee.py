@@ -28,7 +28,7 @@ import json
 import re
 import uuid
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -128,7 +128,6 @@ class TaskExport:
     rows: int
     items: int
     results: int = 0
-    notes: list[str] = field(default_factory=list)
 
 
 # --- small helpers -----------------------------------------------------------------------------
@@ -586,74 +585,77 @@ def _generation(bundle: dict[str, Any], task: str) -> dict[str, Any]:
     return {"generation_args": args, "additional_details": {"framework": _json(generation)}}
 
 
-def export_task(
-    bundle: dict[str, Any], index: int, options: ExportOptions, where: str, unsealed: bool = False
-) -> TaskExport:
-    task = bundle["tasks"][index]
+def _result(
+    bundle: dict[str, Any],
+    task: dict[str, Any],
+    metric: str,
+    config: dict[str, Any],
+    source: dict[str, Any],
+) -> dict[str, Any]:
+    """One metric of a task as an EEE evaluation result."""
     name, benchmark = str(task["task"]), str(task["benchmark"])
-    info = model_info(bundle, options, where)
-    retrieved = _epoch(bundle.get("created"))
-    evaluation_id = f"{name}/{info['id']}/{retrieved}"
-    file_id = file_uuid(bundle, name)
-    folder = PurePosixPath("data", benchmark, info["developer"], model_folder(info["id"]))
-    aggregate_path = folder / f"{file_id}.json"
-    samples_path = folder / f"{file_id}_samples.jsonl"
-    bench = get(benchmark)
-    headline = (
-        bench.card.tasks[name].headline_metric
-        if bench.has_card and name in bench.card.tasks
-        else None
-    )
-    infos = _infos(benchmark, name)
-    record = task.get("evidence") or {}
-    items = _evidence(record, f"{where}: {name}.evidence", unsealed) if "data" in record else []
-    ids = [str(item.get("id")) for item in items] if partial(benchmark, task) else None
-    source = source_data(benchmark, task, ids)
+    claimed = (task.get("metrics") or {}).get(metric) or {}
+    stderr = claimed.get("stderr")
+    uncertainty: dict[str, Any] = {}
+    if isinstance(stderr, int | float) and not isinstance(stderr, bool):
+        uncertainty["standard_error"] = {"value": float(stderr), "method": "analytic"}
+    if isinstance(task.get("items"), int):
+        uncertainty["num_samples"] = task["items"]
+    details = {
+        "items": _text(task.get("items")),
+        "items_total": _text(items_total(benchmark, task)),
+        "partial": "true" if partial(benchmark, task) else "false",
+        "task_version": _text(task.get("version")),
+    }
+    result: dict[str, Any] = {
+        "evaluation_result_id": f"{name}:{metric}",
+        "evaluation_name": name,
+        "source_data": source,
+        "metric_config": config,
+        "score_details": {"score": float(claimed["value"]), "details": details},
+        "generation_config": _generation(bundle, name),
+    }
+    if task.get("created"):
+        result["evaluation_timestamp"] = str(task["created"])
+    if uncertainty:
+        result["score_details"]["uncertainty"] = uncertainty
+    return result
+
+
+def _results(
+    bundle: dict[str, Any], task: dict[str, Any], source: dict[str, Any], where: str
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The task's evaluation results (its metrics with a value, in the benchmark's order),
+    and their names."""
+    name, benchmark = str(task["task"]), str(task["benchmark"])
+    bench, infos = get(benchmark), _infos(benchmark, name)
+    card_task = bench.card.tasks.get(name) if bench.has_card else None
+    headline = card_task.headline_metric if card_task else None
     scoring = llm_scoring(benchmark, task, where)
-    results, exported = [], []
     metrics = task.get("metrics") or {}
-    order = [m for m in infos if m in metrics] + sorted(set(metrics) - set(infos))
-    for metric in order:
+    results, names = [], []
+    for metric in [m for m in infos if m in metrics] + sorted(set(metrics) - set(infos)):
         value = (metrics.get(metric) or {}).get("value")
         if not isinstance(value, int | float) or isinstance(value, bool):
             continue  # undefined for this run (kept in conceptcomb_task)
-        stderr = (metrics.get(metric) or {}).get("stderr")
-        config = metric_config(benchmark, name, metric, infos.get(metric), headline)
-        if scoring is not None and infos.get(metric) is not None and infos[metric].judged:
+        info = infos.get(metric)
+        config = metric_config(benchmark, name, metric, info, headline)
+        if scoring is not None and info is not None and info.judged:
             config["llm_scoring"] = scoring
-        uncertainty: dict[str, Any] = {}
-        if isinstance(stderr, int | float) and not isinstance(stderr, bool):
-            uncertainty["standard_error"] = {"value": float(stderr), "method": "analytic"}
-        if isinstance(task.get("items"), int):
-            uncertainty["num_samples"] = task["items"]
-        details = {
-            "items": _text(task.get("items")),
-            "items_total": _text(items_total(benchmark, task)),
-            "partial": "true" if partial(benchmark, task) else "false",
-            "task_version": _text(task.get("version")),
-        }
-        result: dict[str, Any] = {
-            "evaluation_result_id": f"{name}:{metric}",
-            "evaluation_name": name,
-            "source_data": source,
-            "metric_config": config,
-            "score_details": {"score": float(value), "details": details},
-            "generation_config": _generation(bundle, name),
-        }
-        if task.get("created"):
-            result["evaluation_timestamp"] = str(task["created"])
-        if uncertainty:
-            result["score_details"]["uncertainty"] = uncertainty
-        results.append(result)
-        exported.append(metric)
+        results.append(_result(bundle, task, metric, config, source))
+        names.append(metric)
     if not results:
         raise ExportError(f"{where}: {name} has no metric with a value: nothing to export")
-    per_item = [(m, infos.get(m)) for m in exported if _aggregation(infos.get(m)) != "corpus"]
-    head = {
-        "schema_version": SCHEMA_VERSION,
-        "evaluation_id": evaluation_id,
-        "model_id": info["id"],
-    }
+    return results, names
+
+
+def _rows_text(
+    head: dict[str, Any], task: dict[str, Any], items: list[dict], metrics: list[str], where: str
+) -> tuple[str, int]:
+    """The task's instance rows (JSON lines), and how many."""
+    name, benchmark = str(task["task"]), str(task["benchmark"])
+    infos = _infos(benchmark, name)
+    per_item = [(m, infos.get(m)) for m in metrics if _aggregation(infos.get(m)) != "corpus"]
     lines: list[str] = []
     for number, evidence in enumerate(items):
         rows = instance_rows(head, benchmark, name, evidence, number, per_item)
@@ -664,12 +666,17 @@ def export_task(
             )
         lines += [json.dumps(row, ensure_ascii=False, allow_nan=False) for row in rows]
     if not lines:
+        missing = (task.get("evidence") or {}).get("missing") or "none"
         raise ExportError(
-            f"{where}: {name} holds no per-item evidence ({record.get('missing') or 'none'}): "
-            "EEE files need the items (run lm-eval with --log_samples)"
+            f"{where}: {name} holds no per-item evidence ({missing}): EEE files need the "
+            "items (run lm-eval with --log_samples)"
         )
-    samples_text = "\n".join(lines) + "\n"
-    details = {
+    return "\n".join(lines) + "\n", len(lines)
+
+
+def _carried(bundle: dict[str, Any], task: dict[str, Any], options: ExportOptions) -> dict:
+    """source_metadata.additional_details: the bundle's own record, for the way back."""
+    return {
         BUNDLE_KEY: _json(_header(bundle)),
         TASK_KEY: _json(_task_record(task)),
         OPTIONS_KEY: _json(asdict(options)),
@@ -679,6 +686,30 @@ def export_task(
         "bundle_conceptcomb_version": str(bundle.get("conceptcomb_version")),
         "task_version": _text(task.get("version")),
     }
+
+
+def export_task(
+    bundle: dict[str, Any], index: int, options: ExportOptions, where: str, unsealed: bool = False
+) -> TaskExport:
+    """One task of a bundle as its EEE aggregate and instance rows."""
+    task = bundle["tasks"][index]
+    name, benchmark = str(task["task"]), str(task["benchmark"])
+    info = model_info(bundle, options, where)
+    retrieved = _epoch(bundle.get("created"))
+    evaluation_id = f"{name}/{info['id']}/{retrieved}"
+    file_id = file_uuid(bundle, name)
+    folder = PurePosixPath("data", benchmark, info["developer"], model_folder(info["id"]))
+    record = task.get("evidence") or {}
+    items = _evidence(record, f"{where}: {name}.evidence", unsealed) if "data" in record else []
+    ids = [str(item.get("id")) for item in items] if partial(benchmark, task) else None
+    results, metrics = _results(bundle, task, source_data(benchmark, task, ids), where)
+    head = {
+        "schema_version": SCHEMA_VERSION,
+        "evaluation_id": evaluation_id,
+        "model_id": info["id"],
+    }
+    samples_text, rows = _rows_text(head, task, items, metrics, where)
+    samples_path = folder / f"{file_id}_samples.jsonl"
     aggregate = {
         "schema_version": SCHEMA_VERSION,
         "evaluation_id": evaluation_id,
@@ -689,7 +720,7 @@ def export_task(
             "source_type": "evaluation_run",
             "source_organization_name": options.organization,
             "evaluator_relationship": options.relationship,
-            "additional_details": details,
+            "additional_details": _carried(bundle, task, options),
         },
         "eval_library": {
             "name": LIBRARIES.get(bundle["framework"]["name"], bundle["framework"]["name"]),
@@ -708,15 +739,15 @@ def export_task(
             "file_path": str(samples_path),
             "hash_algorithm": "sha256",
             "checksum": hashlib.sha256(samples_text.encode()).hexdigest(),
-            "total_rows": len(lines),
+            "total_rows": rows,
         },
     }
     aggregate_text = json.dumps(aggregate, ensure_ascii=False, indent=2, allow_nan=False) + "\n"
     return TaskExport(
         name,
-        ExportFile(aggregate_path, aggregate_text),
+        ExportFile(folder / f"{file_id}.json", aggregate_text),
         ExportFile(samples_path, samples_text),
-        rows=len(lines),
+        rows=rows,
         items=len(items),
         results=len(results),
     )

@@ -192,8 +192,9 @@ def read_exports(paths: list[Path]) -> tuple[list[EeeExport], list[str]]:
 
 
 def _label(head: dict[str, Any], members: list[tuple[Path, dict[str, Any]]]) -> str:
-    model = head.get("model") or {}
-    framework = (head.get("framework") or {}).get("name")
+    model = head.get("model") if isinstance(head.get("model"), dict) else {}
+    framework = head.get("framework") if isinstance(head.get("framework"), dict) else {}
+    framework = framework.get("name")
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{model.get('label')}_{framework}").strip("-")
     return f"{members[0][0].parent} (EEE export of {stem}.bundle.json)"
 
@@ -206,6 +207,7 @@ def _assemble(members: list[tuple[Path, dict[str, Any]]]) -> EeeExport:
     try:
         head = json.loads(members[0][1]["source_metadata"]["additional_details"][BUNDLE_KEY])
         assert isinstance(head, dict) and isinstance(head.get("task_names"), list)
+        assert all(isinstance(name, str) for name in head["task_names"])
     except (ValueError, AssertionError, TypeError):
         return EeeExport(
             str(members[0][0]),
@@ -222,7 +224,8 @@ def _assemble(members: list[tuple[Path, dict[str, Any]]]) -> EeeExport:
     for path, data in members:
         try:
             task = json.loads(data["source_metadata"]["additional_details"][TASK_KEY])["task"]
-        except (KeyError, TypeError, ValueError):
+            assert isinstance(task, str)
+        except (KeyError, TypeError, ValueError, AssertionError):
             problems.append(f"{path}: {TASK_KEY} is not a task record of the bundle")
             continue
         if task in aggregates:
@@ -238,8 +241,8 @@ def _assemble(members: list[tuple[Path, dict[str, Any]]]) -> EeeExport:
                 f"{rows}: cannot be read ({err.strerror or err}): the instance rows "
                 "of the aggregate beside it"
             )
-        except (Refused, ValueError, KeyError, TypeError) as err:
-            problems.append(f"{rows}: its rows cannot be read ({clip(str(err))})")
+        except Exception as err:  # a file from anyone: whatever is wrong, one line
+            problems.append(f"{rows}: its rows cannot be read ({_failure(err)})")
     missing = [name for name in head["task_names"] if name not in aggregates]
     if missing:
         problems.append(
@@ -250,10 +253,15 @@ def _assemble(members: list[tuple[Path, dict[str, Any]]]) -> EeeExport:
     if not problems:
         try:
             export.bundle = bundle_of(list(aggregates.values()), items)
-        except (ValueError, KeyError, TypeError) as err:
-            problems.append(f"{export.label}: the bundle cannot be put together ({clip(str(err))})")
+        except Exception as err:  # the records' fields of unexpected types
+            problems.append(f"{export.label}: the bundle cannot be put together ({_failure(err)})")
     export.problems = problems
     return export
+
+
+def _failure(err: Exception) -> str:
+    text = str(err) if isinstance(err, Refused) else f"{type(err).__name__}: {err}"
+    return clip(text, 300)
 
 
 # --- checking what only the files say ------------------------------------------------------------
