@@ -280,6 +280,9 @@ HOSTILE = {
         root, "ccpt_tp", lambda d, _: d.update(conceptcomb_export='{"colour": "blue"}')
     ),
     "an instance file gone": lambda root: samples_for(root, "ccpt_tp")[1].unlink(),
+    "source_metadata a list": lambda root: _edit_aggregate(
+        root, "ccpt_tp", lambda _, data: data.update(source_metadata=[1])
+    ),
 }
 
 

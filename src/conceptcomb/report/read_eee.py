@@ -114,11 +114,8 @@ def _aggregate(path: Path) -> tuple[dict[str, Any] | None, str | None]:
         return None, f"{path}: cannot be read ({err.strerror or err})"
     except Refused as err:
         return None, f"{path}: not an EEE file within the limits ({err})"
-    details = (
-        (data.get("source_metadata") or {}).get("additional_details")
-        if isinstance(data, dict)
-        else None
-    )
+    source = data.get("source_metadata") if isinstance(data, dict) else None
+    details = source.get("additional_details") if isinstance(source, dict) else None
     if not isinstance(details, dict) or not isinstance(details.get(BUNDLE_KEY), str):
         return None, (
             f"{path}: not written by `conceptcomb export --to eee` (no {BUNDLE_KEY} in "
