@@ -293,3 +293,47 @@ def test_damaged_files_are_invalid_in_lines_never_a_traceback(copy: Path, case: 
     assert code == 1, printed
     assert "INVALID" in printed and "Traceback" not in printed
     assert "verified (" not in printed.replace("checked all", "")
+
+
+def test_a_multi_oracle_item_keeps_all_its_replies(tmp_path: Path) -> None:
+    """The best of N replies: every reply in output.raw, its answer and its own judge
+    ratings (metadata.samples); the round trip checks them reply by reply."""
+    from conceptcomb.ccpt.data import load_items
+    from conceptcomb.ccpt.tasks import spec_by_name
+    from conceptcomb.testing.judge_server import LoopbackServer
+    from tests.report.test_evidence import score_and_bundle
+
+    items = load_items(spec_by_name("ccpt_pi_emergent"))[:4]
+    lines = [
+        {"doc": item.as_doc(),
+         "responses": [json.dumps({"property": item.property}), "I cannot say.", "Maybe red"]}
+        for item in items
+    ]  # fmt: skip
+    with LoopbackServer() as server:
+        bundle = score_and_bundle(tmp_path, "ccpt_pi_emergent_oracle", lines,
+                                  "--judge-base-url", server.base_url)  # fmt: skip
+    out = tmp_path / "eee"
+    code, printed = run_cli("export", "--to", "eee", str(bundle), "--out", str(out),
+                            "--model-id", MODEL)  # fmt: skip
+    assert code == 0, printed
+    aggregate, samples = samples_for(out, "ccpt_pi_emergent_oracle")
+    results = json.loads(aggregate.read_text())["evaluation_results"]
+    assert {r["evaluation_result_id"].split(":")[1] for r in results} >= {"E_oracle", "R_NP_oracle"}
+    for row in rows_of(samples):
+        assert len(row["output"]["raw"]) == 3
+        assert [a["source"] for a in row["answer_attribution"]] == [
+            "output.raw[0]", "output.raw[1]", "output.raw[2]"
+        ]  # fmt: skip
+        per_reply = json.loads(row["metadata"]["samples"])
+        assert len(per_reply) == 3 and "judged" in per_reply[0]
+    code, printed = run_cli("validate-bundle", str(out))
+    assert code == 0 and "ccpt_pi_emergent_oracle: partial (4 of the 200 test items)" in printed
+    rows = rows_of(samples)
+    for row in rows:  # the third reply of the first item changed, every row of it, resealed
+        if row["sample_id"] == rows[0]["sample_id"]:
+            row["output"]["raw"][2] = json.dumps({"property": "sweet"})
+    write_rows(samples, rows)
+    reseal(out)
+    code, printed = run_cli("validate-bundle", str(out))
+    key = rows[0]["sample_id"].split(":", 1)[1]
+    assert code == 1 and f"ccpt_pi_emergent_oracle item {key}: reply 3: " in printed, printed
