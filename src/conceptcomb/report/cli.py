@@ -145,9 +145,9 @@ def run_export(args: argparse.Namespace) -> int:
                 f"{task.items} items in {task.rows} instance rows"
             )
     print(
-        f"Check them with `every_eval_ever validate 'data/*/*/*/*.json*'` (in {args.out}) and "
-        "`conceptcomb validate-bundle` on the folder; send them as a pull request to the "
-        "Every Eval Ever datastore (evaleval/EEE_datastore on the Hub)."
+        f"Check them with `conceptcomb validate-bundle {args.out}` and EEE's own `every_eval_ever "
+        f'validate "{args.out.resolve()}/data/*/*/*/*.json*"`; send them as a pull request to '
+        "the Every Eval Ever datastore (evaleval/EEE_datastore on the Hub)."
     )
     return 0
 
