@@ -91,7 +91,8 @@ def _dataset(benchmark: str, task: dict[str, Any], given: dict[str, HubDataset],
 
 
 def _value(value: float, scale_unit: str | None) -> float:
-    return round(value * 100.0, 10) if scale_unit == "proportion" else round(value, 10)
+    """The Hub's 0-100 scale: a proportion x100, percentages as they are."""
+    return value * 100.0 if scale_unit == "proportion" else value
 
 
 def entries(
