@@ -210,6 +210,13 @@ def test_export_refuses_bad_input_in_one_line(group_bundle: Path, tmp_path: Path
         "model as the Hugging Face Hub names it",
         (str(tmp_path / "nowhere.bundle.json"),): "nowhere.bundle.json: no such file or folder",
     }
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    for to in ("eee", "hf"):
+        code, printed = run_cli("export", "--to", to, str(group_bundle), "--out", str(blocked),
+                                "--model-id", MODEL)  # fmt: skip
+        assert code == 2 and len(printed.strip().splitlines()) == 1, printed
+        assert "cannot be written (" in printed and "choose another --out" in printed
     for args, message in cases.items():
         code, printed = run_cli("export", "--to", "eee", *args, "--out", str(tmp_path / "o"))
         lines = printed.strip().splitlines()

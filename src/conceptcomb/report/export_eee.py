@@ -790,8 +790,13 @@ def write_files(files: Iterable[ExportFile], out: Path) -> list[Path]:
     written = []
     for file in files:
         path = out / Path(*file.path.parts)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(file.text, encoding="utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(file.text, encoding="utf-8")
+        except OSError as err:
+            raise ExportError(
+                f"{path}: cannot be written ({err.strerror or err}): choose another --out"
+            ) from None
         written.append(path)
     return written
 

@@ -180,7 +180,12 @@ def write_eval_results(
             files.setdefault(path, []).append(entry)
     written = []
     for path, found in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(yaml.safe_dump(found, sort_keys=False, allow_unicode=True), "utf-8")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(yaml.safe_dump(found, sort_keys=False, allow_unicode=True), "utf-8")
+        except OSError as err:
+            raise ExportError(
+                f"{path}: cannot be written ({err.strerror or err}): choose another --out"
+            ) from None
         written.append((path, len(found)))
     return written
