@@ -307,6 +307,7 @@ def test_eee_files_of_detection_and_generation(
     if framework == "lm-eval":
         row = rows_of(samples_for(folder, LL)[1])[0]
         assert row["input"]["choices"] == ["No", "Yes"]  # lm-eval's two requests
+    assert ll["accuracy"]["source_data"]["hf_repo"] == "ZhaoweiWang/AbsPyramid"
     generation = partial_results(folder, GEN, LIMIT)
     bleu = next(r for r in generation if r["evaluation_result_id"] == f"{GEN}:bleu_bp")
     assert (bleu["metric_config"]["metric_unit"], bleu["metric_config"]["max_score"]) == (

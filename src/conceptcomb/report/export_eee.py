@@ -413,7 +413,7 @@ def source_data(benchmark: str, task: dict[str, Any], ids: list[str] | None) -> 
         details["revision"] = str(first["revision"])
     source: dict[str, Any] = {"dataset_name": benchmark}
     if first.get("kind") == "hub":
-        source |= {"source_type": "hf_dataset", "hf_repo": str(first.get("repository"))}
+        source |= {"source_type": "hf_dataset", "hf_repo": hub_repo_id(first)}
         split = (task.get("options") or {}).get("split")
         source["hf_split"] = str(split or "test")
         total = items_total(benchmark, task)
@@ -426,6 +426,11 @@ def source_data(benchmark: str, task: dict[str, Any], ids: list[str] | None) -> 
         source["source_type"] = "other"
     source["additional_details"] = details
     return source
+
+
+def hub_repo_id(record: dict[str, Any]) -> str:
+    """A bundle's record of a Hub dataset names it ``huggingface.co/datasets/OWNER/NAME``."""
+    return str(record.get("repository") or "").removeprefix("huggingface.co/datasets/")
 
 
 def items_total(benchmark: str, task: dict[str, Any]) -> int | None:

@@ -23,6 +23,7 @@ from conceptcomb.report.export_eee import (
     ExportError,
     ExportOptions,
     file_uuid,
+    hub_repo_id,
     items_total,
     model_folder,
     model_info,
@@ -83,9 +84,7 @@ def _dataset(benchmark: str, task: dict[str, Any], given: dict[str, HubDataset],
         )
     # A revision only where the run read the data from that very Hub dataset.
     revision = (
-        read.get("revision")
-        if read.get("kind") == "hub" and read.get("repository") == hub
-        else None
+        read.get("revision") if read.get("kind") == "hub" and hub_repo_id(read) == hub else None
     )
     return hub, revision, note
 
