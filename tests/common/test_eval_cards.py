@@ -213,3 +213,23 @@ def test_a_malformed_card_is_named_with_its_field(edit, message: str, tmp_path: 
     with pytest.raises(DataFormatError, match=re.escape(message)) as raised:
         parse_card(path.read_text(), path)
     assert str(path) in str(raised.value)
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_the_readme_task_tables_counts_are_the_cards(key: str) -> None:
+    """A task table row naming a task and its items (a count of 40 or more) names the card's
+    sample count."""
+    card = get(key).card
+    text = (REPO / "src" / "conceptcomb" / key / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Tasks") :]
+    section = section[: section.index("\n## ", 4)] if "\n## " in section[4:] else section
+    checked = 0
+    for row in (line for line in section.splitlines() if line.startswith("| `")):
+        first = row.split("|")[1]
+        names = [n for n in re.findall(r"`([a-z0-9_]+)`", first) if n in card.tasks]
+        counts = {int(n.replace(",", "")) for n in re.findall(r"\b\d[\d,]*\b", row)}
+        counts = {n for n in counts if n >= 40 and n != 2008}
+        for name in names if counts else []:
+            assert card.tasks[name].dataset_samples in counts, (name, row)
+            checked += 1
+    assert checked or key == "abspyramid"  # its table names families (`_det_<rel>`)
