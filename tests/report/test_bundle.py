@@ -440,8 +440,6 @@ def test_the_eee_export_carries_the_judge_and_its_calibration(
     assert json.loads(scoring["additional_details"]["calibration"])["pairs"] == figure["pairs"]
     (judge,) = scoring["judges"]
     assert judge["model_info"]["name"] == "gpt-4o"
-    assert (
-        aggregate["model_info"]["additional_details"]["gguf_file"]
-        == ("SmolLM2-135M-Instruct.Q4_1.gguf")
-        or "gguf_file" in aggregate["model_info"]["additional_details"]["args"]
-    )
+    args = json.loads(aggregate["model_info"]["additional_details"]["args"])
+    assert args["gguf_file"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert aggregate["model_info"]["id"] == SMOLLM2
