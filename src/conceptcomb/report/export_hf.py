@@ -61,7 +61,9 @@ def parse_dataset_ids(values: list[str]) -> dict[str, HubDataset]:
     return found
 
 
-def _dataset(benchmark: str, task: dict[str, Any], given: dict[str, HubDataset], where: str):
+def _dataset(
+    benchmark: str, task: dict[str, Any], given: dict[str, HubDataset], where: str
+) -> tuple[str, str | None, str]:
     """(dataset id, revision or None, note on where the data came from)."""
     records = task.get("datasets") or []
     read = records[0] if records else {}
@@ -122,18 +124,8 @@ def entries(
         dataset_id, revision, data_note = _dataset(benchmark, task, given, where)
         folder = PurePosixPath("data", benchmark, info["developer"], model_folder(info["id"]))
         record = f"{EEE_DATASTORE}/{folder}/{file_uuid(bundle, name)}.json"
-        total = items_total(benchmark, task)
-        items = (
-            f"{task.get('items')} of {total} test items" if total else f"{task.get('items')} items"
-        )
-        scaled = " (a proportion, x100)" if scale is not None and scale.unit == "proportion" else ""
-        notes = (
-            f"{headline}{scaled} of {name} (task version {task.get('version')}), "
-            f"{'PARTIAL: ' if partial(benchmark, task) else ''}{items}; "
-            f"{bundle['framework']['name']} {bundle['framework'].get('version')}; verify: "
-            f"conceptcomb validate-bundle on the bundle (content_sha256 "
-            f"{bundle.get('content_sha256')}) or its Every Eval Ever files; {data_note}"
-        )
+        proportion = scale is not None and scale.unit == "proportion"
+        notes = _notes(bundle, task, headline, proportion, data_note)
         entry: dict[str, Any] = {
             "dataset": {"id": dataset_id, "task_id": name},
             "value": _value(float(value), scale.unit if scale else None),
@@ -150,6 +142,23 @@ def entries(
         entry["notes"] = notes
         found.append(entry)
     return found
+
+
+def _notes(
+    bundle: dict[str, Any], task: dict[str, Any], headline: str, proportion: bool, data: str
+) -> str:
+    """How the row was computed and can be verified: the metric, task version, items, the
+    framework, the bundle's content_sha256 and the data's revision."""
+    name, benchmark = str(task["task"]), str(task["benchmark"])
+    total = items_total(benchmark, task)
+    items = f"{task.get('items')} of {total} test items" if total else f"{task.get('items')} items"
+    return (
+        f"{headline}{' (a proportion, x100)' if proportion else ''} of {name} (task version "
+        f"{task.get('version')}), {'PARTIAL: ' if partial(benchmark, task) else ''}{items}; "
+        f"{bundle['framework']['name']} {bundle['framework'].get('version')}; verify: "
+        f"conceptcomb validate-bundle on the bundle (content_sha256 "
+        f"{bundle.get('content_sha256')}) or its Every Eval Ever files; {data}"
+    )
 
 
 def yaml_name(bundle: dict[str, Any], benchmark: str) -> str:
