@@ -38,9 +38,9 @@ def run_validate(args: argparse.Namespace) -> int:
     code = 0
     settings = _rescore_settings(args) if args.rescore else None
     inputs = find_inputs(args.bundles)
-    for problem in inputs.problems:
+    for path, problem in inputs.problems:
         code = 1
-        print(f"{problem}: INVALID")
+        print(f"{path}: INVALID\n  - {problem}")
     for path in inputs.bundles:
         check = check_file(path, args.data_dir)
         code |= _print_check(str(path), check)

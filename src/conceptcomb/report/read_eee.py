@@ -56,7 +56,7 @@ MAX_DIFFERENCES = 20  # rows that differ from the export, listed per file
 class Inputs:
     bundles: list[Path] = field(default_factory=list)
     aggregates: list[Path] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)  # paths that are neither
+    problems: list[tuple[Path, str]] = field(default_factory=list)  # folders with neither
 
 
 @dataclass
@@ -92,7 +92,11 @@ def find_inputs(paths: list[Path]) -> Inputs:
             found.aggregates += [p for p in sorted(path.rglob("*.json")) if _is_aggregate(p)]
             if not any(p.is_relative_to(path) for p in (*found.bundles, *found.aggregates)):
                 found.problems.append(
-                    f"{path}: no *.bundle.json and no EEE files (data/.../<uuid>.json) inside"
+                    (
+                        path,
+                        "no *.bundle.json and no Every Eval Ever files (data/.../<uuid>.json) "
+                        "inside",
+                    )
                 )
         elif path.name.endswith("_samples.jsonl"):
             found.aggregates.append(
