@@ -83,6 +83,32 @@ def cache_key(judge_identity: str, prompt: str) -> str:
     return hashlib.sha256(f"{judge_identity}\x00{prompt}".encode()).hexdigest()
 
 
+def _set_up(conn: sqlite3.Connection, journal: str) -> None:
+    """Journal mode, sync level and table, retried while another process holds the file.
+
+    Processes that open a new cache at the same moment (the ranks of a data-parallel run)
+    can get "database is locked" from the journal-mode switch at once: SQLite does not call
+    its busy handler there, so the `timeout` given to `connect` does not cover it.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT
+    while True:
+        try:
+            current = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if str(current).upper() != journal:
+                conn.execute(f"PRAGMA journal_mode={journal}")
+            # NORMAL keeps a write-ahead log consistent; a rollback journal needs FULL.
+            conn.execute(f"PRAGMA synchronous={'NORMAL' if journal == 'WAL' else 'FULL'}")
+            conn.execute(_SCHEMA)
+            conn.commit()
+            return
+        except sqlite3.OperationalError as err:
+            conn.rollback()
+            busy = "locked" in str(err) or "busy" in str(err)
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 class JudgeCache:
     """Thread-safe, process-safe store of (judge, prompt) -> rating."""
 
@@ -104,12 +130,7 @@ class JudgeCache:
             )
         self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, check_same_thread=False)
         with self._lock:
-            self._conn.execute(f"PRAGMA journal_mode={self.journal}")
-            # NORMAL keeps a write-ahead log consistent; a rollback journal needs FULL.
-            sync = "NORMAL" if self.journal == "WAL" else "FULL"
-            self._conn.execute(f"PRAGMA synchronous={sync}")
-            self._conn.execute(_SCHEMA)
-            self._conn.commit()
+            _set_up(self._conn, self.journal)
         # For `try_put_many` (an event loop's thread), opened on first use.
         self._quick_lock = threading.Lock()
         self._quick: sqlite3.Connection | None = None
