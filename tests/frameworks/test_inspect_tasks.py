@@ -50,6 +50,9 @@ def test_judge_options_are_the_settings_options() -> None:
         "judge_api_key_env",
         "judge_concurrency",
         "judge_cache",
+        "judge_device",
+        "judge_dtype",
+        "judge_batch_size",
     )
     options: JudgeOptions = {"judge": "off", "judge_model": "m", "judge_concurrency": 3}
     settings = judge_settings({**options, "data_dir": "elsewhere"})

@@ -20,6 +20,15 @@ from conceptcomb.report.validate import check_file
 from conceptcomb.testing.cggc_references import cggc_bundle
 from conceptcomb.testing.judge_server import LoopbackServer
 from tests.ccpt.conftest import include_args
+from tests.report.eee_support import (
+    SMOLLM2,
+    edited_reply_is_caught,
+    hub_entries,
+    partial_results,
+    round_trip,
+    rows_of,
+    samples_for,
+)
 from tests.report.test_evidence import run_cli
 
 TASK = "cggc_ood_verified"
@@ -180,3 +189,59 @@ def test_score_samples_output_bundle_and_report_column(tmp_path: Path) -> None:
 
 def _task_named(bundle: dict, name: str) -> dict:
     return next(task for task in bundle["tasks"] if task["task"] == name)
+
+
+# --- Every Eval Ever and the Hub ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def exported(
+    bundles: dict[str, Path], eee_python: str, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
+    """Both runs' bundles as EEE files, valid for EEE and checked as the bundles."""
+    return round_trip(bundles, tmp_path_factory.mktemp("cggc-eee"), eee_python)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework", ["lm-eval", "inspect"])
+def test_eee_files_hold_the_verifier_the_demonstrations_and_the_corpus_metrics(
+    exported: dict[str, Path], framework: str, tmp_path: Path
+) -> None:
+    results = {
+        r["evaluation_result_id"].split(":")[1]: r
+        for r in partial_results(exported[framework], TASK, LIMIT)
+    }
+    bleu = results["bleu4"]["metric_config"]
+    assert bleu["additional_details"]["aggregation"] == "corpus" and "llm_scoring" not in bleu
+    verified = results["verified_share"]["metric_config"]["llm_scoring"]
+    assert "Relation: " in verified["input_prompt"]  # the verifier's prompt, per relation
+    _, samples = samples_for(exported[framework], TASK)
+    rows = rows_of(samples)
+    assert {row["evaluation_result_id"].split(":")[1] for row in rows} >= {"rouge2", "coverage"}
+    assert not any(row["evaluation_result_id"].endswith((":bleu4", ":cider")) for row in rows)
+    for row in rows:
+        demonstrations = json.loads(row["metadata"]["demonstrations"])
+        assert len(demonstrations) == 4 and row["input"]["reference"] == [row["sample_id"]]
+        assert isinstance(json.loads(row["metadata"]["verification"])["edges"], list)
+        assert row["answer_attribution"][0]["extracted_value"] == json.loads(
+            row["metadata"]["answer"]
+        )
+    edited_reply_is_caught(exported[framework], TASK, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework", ["lm-eval", "inspect"])
+def test_hub_entries_name_the_dataset_given(
+    bundles: dict[str, Path], framework: str, tmp_path: Path
+) -> None:
+    """The headline of a _verified task is BLEU-4 on the items the verifier kept: a run
+    where it kept none has no value to show, and says so."""
+    claimed = _task(json.loads(bundles[framework].read_text()))["metrics"]["bleu4_verified"]
+    if claimed["value"] is None:
+        code, printed = run_cli("export", "--to", "hf", str(bundles[framework]), "--out",
+                                str(tmp_path), "--dataset-id", "cggc=someone/cggc",
+                                "--model-id", SMOLLM2)  # fmt: skip
+        assert code == 2 and "its headline metric bleu4_verified has no value" in printed
+        return
+    (entry,) = hub_entries(bundles[framework], tmp_path, "cggc=someone/cggc")
+    assert (entry.dataset_id, entry.task_id) == ("someone/cggc", TASK)
+    assert entry.value == pytest.approx(claimed["value"])
+    assert "PARTIAL: 3 of 15985 test items" in entry.notes

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
-from conceptcomb.ccpt.tasks import TASK_VERSION
+from conceptcomb.ccpt.tasks import task_version
 from conceptcomb.cli import main
 from conceptcomb.common.runs import INSPECT, LM_EVAL
 from conceptcomb.report.runs import read_runs
@@ -105,7 +105,7 @@ def test_type_prediction_rows_are_the_runs_numbers(
     )
     assert ours["lm-eval"]["items"] == ours["inspect"]["items"] == "3/1000"
     # the task version each framework recorded (lm-eval `versions`, Inspect task `version`)
-    assert ours["lm-eval"]["task_version"] == ours["inspect"]["task_version"] == TASK_VERSION
+    assert ours["lm-eval"]["task_version"] == ours["inspect"]["task_version"] == task_version()
     (paper,) = [row for row in rows if row["origin"] == "published"]
     assert paper["model"] == "GPT-4o" and float(paper["accuracy"]) == 56.4
     assert paper["framework_or_source"] == "Song et al. (NAACL 2025), Table 5"

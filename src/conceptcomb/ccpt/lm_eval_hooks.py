@@ -27,6 +27,7 @@ from conceptcomb.scorers.lm_eval_judge import (
     report_judge_usage,
     resolve_judge_settings,
 )
+from conceptcomb.scorers.ranks import shared_questions
 from conceptcomb.scorers.rating import JudgeUsage
 
 log = logging.getLogger("conceptcomb")
@@ -94,12 +95,14 @@ def judge_task(
 ) -> list[dict[str, Any]]:
     """A judge filter's work: ``score(spec, items, replies, settings, rule)`` scores all
     replies of one task in one batch; the judge's usage is reported; each doc becomes its
-    score record."""
-    if not docs:
-        return []
-    spec, items = task_items(docs)
-    settings = doc_judge_settings(docs[0])
-    scores, usage = score(spec, items, replies, settings, doc_npc_modifier(docs[0]))
+    score record. In a data-parallel run the processes pool their questions
+    (`shared_questions`), even one whose share of the docs is empty."""
+    with shared_questions():
+        if not docs:
+            return []
+        spec, items = task_items(docs)
+        settings = doc_judge_settings(docs[0])
+        scores, usage = score(spec, items, replies, settings, doc_npc_modifier(docs[0]))
     report_judge_usage(spec.name, usage)
     return [record.to_json() for record in scores]
 

@@ -39,7 +39,6 @@ from conceptcomb.cggc.metrics import METRICS, Scored, check_libraries
 from conceptcomb.cggc.prompts import MAX_NEW_TOKENS, chat_turns, question, style_named
 from conceptcomb.cggc.scoring import corpus_score, score_doc
 from conceptcomb.cggc.tasks import (
-    TASK_VERSION,
     CggcTaskSpec,
     TaskOptions,
     all_specs,
@@ -47,6 +46,7 @@ from conceptcomb.cggc.tasks import (
     item_doc,
     spec_by_name,
     task_pairs,
+    task_version,
     verified_specs,
 )
 from conceptcomb.cggc.verification import (
@@ -176,7 +176,7 @@ def cggc_task(
         scorer or cggc_scorer(options.spice_jars),
         # Greedy, 20 new tokens (the authors' run-main.sh).
         GenerateConfig(temperature=0.0, max_tokens=MAX_NEW_TOKENS, stop_seqs=list(style.until)),
-        TASK_VERSION,
+        task_version(),
         {
             "benchmark": "cggc",
             "task": spec.name,

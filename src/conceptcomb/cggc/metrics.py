@@ -28,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from conceptcomb.common.contract import MetricInfo
+from conceptcomb.common.contract import PERCENT, MetricInfo
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.common.spacy_english import SPACY_MODELS, english_pipeline
 
@@ -39,15 +39,16 @@ SPICE_ENV = "CONCEPTCOMB_SPICE_JARS"
 INSTALL_HINT = "pip install 'conceptcomb[cggc]'"
 
 
+# All x100 (CIDEr-D, at most 10, x10): 0 to 100.
 METRICS: tuple[MetricInfo, ...] = (
-    MetricInfo("rouge2", True, "mean", "ROUGE-2"),
-    MetricInfo("rougeL", True, "mean", "ROUGE-L"),
-    MetricInfo("bleu3", True, "corpus", "BLEU-3"),
-    MetricInfo("bleu4", True, "corpus", "BLEU-4"),
-    MetricInfo("meteor", True, "corpus", "METEOR"),
-    MetricInfo("cider", True, "corpus", "CIDEr"),
-    MetricInfo("spice", True, "corpus", "SPICE"),
-    MetricInfo("coverage", True, "mean", "Coverage"),
+    MetricInfo("rouge2", True, "mean", "ROUGE-2", PERCENT),
+    MetricInfo("rougeL", True, "mean", "ROUGE-L", PERCENT),
+    MetricInfo("bleu3", True, "corpus", "BLEU-3", PERCENT),
+    MetricInfo("bleu4", True, "corpus", "BLEU-4", PERCENT),
+    MetricInfo("meteor", True, "corpus", "METEOR", PERCENT),
+    MetricInfo("cider", True, "corpus", "CIDEr", PERCENT),
+    MetricInfo("spice", True, "corpus", "SPICE", PERCENT),
+    MetricInfo("coverage", True, "mean", "Coverage", PERCENT),
 )
 METRIC_NAMES = tuple(info.name for info in METRICS)
 

@@ -39,13 +39,19 @@ from conceptcomb.cggc.graphs import STRUCTURE_TYPES
 from conceptcomb.cggc.prompts import PromptStyle, question, style_named
 from conceptcomb.common.demonstrations import OrderedDemonstrations
 from conceptcomb.common.errors import ConfigError, DataUnavailableError
+from conceptcomb.common.evalcard import load_card
 from conceptcomb.common.lookup import find_named
 
 log = logging.getLogger("conceptcomb")
 GROUP_NAME = "cggc"
 TABLE6_GROUP, FIG4_GROUP = "cggc_table6", "cggc_fig4"  # lm-eval groups of those tasks
-TASK_VERSION = "1.1"  # README: Changelog
 DEFAULT_K = 4
+
+
+def task_version() -> str:
+    """Every task's version: the card's (``eval.yaml``), read at each use; the README's
+    Changelog lists each change."""
+    return load_card(__package__ or "conceptcomb.cggc").version
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ from conceptcomb.scorers.lm_eval_judge import (
     report_judge_usage,
     resolve_judge_settings,
 )
+from conceptcomb.scorers.ranks import shared_questions
 
 
 def load_dataset(cggc_task: str, **metadata: Any) -> datasets.DatasetDict:
@@ -44,12 +45,14 @@ class VerifyFilter(Filter):
     """Each reply becomes ``{"reply": ..., "verification": {...}}``."""
 
     def apply(self, resps: list[list[str]], docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        if not docs:
-            return []
-        replies = [str(resp[0]) if resp else "" for resp in resps]
-        items = [CggcItem.from_doc(doc, origin=f"{doc.get('task')} doc") for doc in docs]
-        predictions = [prediction_of(doc, reply) for reply, doc in zip(replies, docs, strict=True)]
-        results, usage = verify_predictions(doc_judge_settings(docs[0]), items, predictions)
+        with shared_questions():  # a data-parallel run's processes pool their questions
+            if not docs:
+                return []
+            replies = [str(resp[0]) if resp else "" for resp in resps]
+            items = [CggcItem.from_doc(doc, origin=f"{doc.get('task')} doc") for doc in docs]
+            pairs = zip(replies, docs, strict=True)
+            predictions = [prediction_of(doc, reply) for reply, doc in pairs]
+            results, usage = verify_predictions(doc_judge_settings(docs[0]), items, predictions)
         report_judge_usage(str(docs[0].get("task")), usage)
         return [
             {"reply": reply, "verification": result.to_json()}

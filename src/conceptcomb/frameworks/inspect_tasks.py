@@ -36,6 +36,7 @@ from conceptcomb.common.evidence import GROUPED_METRICS
 from conceptcomb.common.inspect_metrics import means, totals
 from conceptcomb.common.offline import prime_tiktoken_cache
 from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.scorers.local_judge import check_local_judge as check_local_device
 
 
 class JudgeOptions(TypedDict, total=False):
@@ -59,6 +60,12 @@ class JudgeOptions(TypedDict, total=False):
     """Requests in flight per endpoint (default 16)."""
     judge_cache: str | None
     """The judge cache file, or ``off`` (default: the user cache folder)."""
+    judge_device: str | None
+    """``judge=local``: ``auto`` (the GPU when there is one; default), ``cpu``, ``cuda:N``."""
+    judge_dtype: str | None
+    """``judge=local``: ``auto`` (bfloat16 on a GPU that has it, else float32; default)."""
+    judge_batch_size: int | None
+    """``judge=local``: questions per forward pass (default 16)."""
 
 
 JUDGE_OPTIONS: tuple[str, ...] = tuple(JudgeOptions.__annotations__)
@@ -90,6 +97,8 @@ def judge_settings(options: Mapping[str, object], needs_judge: bool = True) -> J
 
     chosen = {name: options.get(name) for name in JUDGE_OPTIONS}
     settings = JudgeSettings.resolve(chosen)
+    if needs_judge and settings.judge == "local":
+        check_local_device(settings)  # a device torch does not see: one line, before any load
     if needs_judge:
         check_judge(settings, chosen_options(options))
     return settings

@@ -39,6 +39,16 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
         help="text (the paper's); json_schema (OpenAI, vLLM) or json_object (llama.cpp) "
         "constrain the answer to the JSON the prompt asks for",
     )
+    group.add_argument(
+        "--judge-device",
+        help="--judge local: auto (the GPU when there is one, else the CPU), cpu, cuda, cuda:N",
+    )
+    group.add_argument(
+        "--judge-dtype", help="--judge local: auto (bfloat16 on a GPU that has it, else float32)"
+    )
+    group.add_argument(
+        "--judge-batch-size", type=int, help="--judge local: questions per forward pass (16)"
+    )
 
 
 def judge_settings(args: argparse.Namespace) -> JudgeSettings:

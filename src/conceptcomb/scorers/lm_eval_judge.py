@@ -18,6 +18,7 @@ from typing import Any
 
 from conceptcomb.scorers.judge_checks import load_local_judge
 from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.scorers.ranks import reporting_process
 from conceptcomb.scorers.rating import JudgeUsage, preflight_judge
 
 log = logging.getLogger("conceptcomb")
@@ -96,8 +97,9 @@ def resolve_judge_settings(metadata: Mapping[str, Any]) -> dict[str, str]:
 def report_judge_usage(task: str, usage: JudgeUsage | None) -> None:
     """After a task's judging: the usage line and, when questions failed, a loud warning
     with their share and the last error. Printed, not only logged: lm-eval prints its
-    table after every filter has run, so both lines sit above it."""
-    if usage is None:
+    table after every filter has run, so both lines sit above it. In a data-parallel run
+    the usage is the run's total (`conceptcomb.scorers.ranks`), printed by rank 0 alone."""
+    if usage is None or not reporting_process():  # a data-parallel run's total, once
         return
     print(f"[conceptcomb] {task}: {usage.summary()}", flush=True)
     warning = usage.failure_warning()
