@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
@@ -61,6 +62,9 @@ def isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
         "TRANSFORMERS_OFFLINE": "1",
         "INSPECT_LOG_DIR": str(root / "inspect-logs"),
         "TOKENIZERS_PARALLELISM": "false",
+        # The frameworks' commands (lm_eval, inspect, conceptcomb) of this Python's
+        # environment, also when it was not activated (`.venv/bin/python -m pytest`).
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
     }
     saved = {key: os.environ.get(key) for key in values}
     unset = [k for k in os.environ if k.startswith("CONCEPTCOMB_JUDGE")]
