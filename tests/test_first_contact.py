@@ -76,7 +76,7 @@ def test_inspect_cggc_with_the_printed_smollm2_options(user) -> None:
 
 
 @pytest.mark.slow
-def test_lm_eval_cggc_with_no_data_option(user, smollm2_gguf: Path) -> None:
+def test_lm_eval_cggc_with_no_data_option(user, smollm2_folder: Path) -> None:
     out = user[1] / "out"
     done = run(
         [
@@ -84,7 +84,7 @@ def test_lm_eval_cggc_with_no_data_option(user, smollm2_gguf: Path) -> None:
             "--model",
             "hf",
             "--model_args",
-            f"pretrained={smollm2_gguf.parent},gguf_file={smollm2_gguf.name}",
+            f"pretrained={smollm2_folder}",
             "--tasks",
             "cggc_ood_easy2hard",
             "--limit",

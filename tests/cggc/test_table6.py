@@ -62,9 +62,8 @@ def test_welch_p() -> None:
 
 
 @pytest.mark.slow
-def test_table6_and_fig4_on_smollm2_in_lm_eval(smollm2_gguf: Path, tmp_path: Path) -> None:
-    model = ["--model", "hf", "--model_args",
-             f"pretrained={smollm2_gguf.parent},gguf_file={smollm2_gguf.name}"]  # fmt: skip
+def test_table6_and_fig4_on_smollm2_in_lm_eval(smollm2_folder: Path, tmp_path: Path) -> None:
+    model = ["--model", "hf", "--model_args", f"pretrained={smollm2_folder}"]
     lm_eval(tmp_path / "out", "cggc_table6,cggc_fig4", model, "--limit", "3")
     rows = report_rows(tmp_path / "out", tmp_path / "report")
     assert "cggc_table4" not in rows and "cggc_table7" not in rows

@@ -56,14 +56,14 @@ def _run(command: list[str]) -> None:
 
 @pytest.fixture(scope="module")
 def bundles(
-    smollm2_gguf: Path,
+    smollm2_folder: Path,
     smollm2_inspect_model: list[str],
     abspyramid_dir: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Path]:
     """One lm-eval and one Inspect run of SmolLM2 on the three tasks, and their bundles."""
     root = tmp_path_factory.mktemp("abspyramid-evidence")
-    _run(lm_eval_command(smollm2_gguf, ",".join(TASKS), LIMIT, abspyramid_dir, root / "lm-eval"))
+    _run(lm_eval_command(smollm2_folder, ",".join(TASKS), LIMIT, abspyramid_dir, root / "lm-eval"))
     _run([
         "inspect", "eval", *(f"conceptcomb/{task}" for task in TASKS), *smollm2_inspect_model,
         "-T", f"data_dir={abspyramid_dir}", "--limit", str(LIMIT),

@@ -42,7 +42,7 @@ def _run(command: list[str]) -> None:
 
 @pytest.fixture(scope="module")
 def bundles(
-    smollm2_gguf: Path, smollm2_inspect_model: list[str], tmp_path_factory: pytest.TempPathFactory
+    smollm2_folder: Path, smollm2_inspect_model: list[str], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Path]:
     """One real lm-eval run and one real Inspect run of the task, each in its bundle."""
     root = tmp_path_factory.mktemp("cggc-runs")
@@ -51,7 +51,7 @@ def bundles(
         metadata = {**judge, "judge_cache": str(root / "judge.sqlite")}
         _run([
             "lm_eval", "--model", "hf",
-            "--model_args", f"pretrained={smollm2_gguf.parent},gguf_file={smollm2_gguf.name}",
+            "--model_args", f"pretrained={smollm2_folder}",
             "--tasks", TASK, "--limit", str(LIMIT), "--apply_chat_template",
             "--log_samples", "--output_path", str(root / "lm-eval"),
             "--metadata", json.dumps(metadata), *include_args(),

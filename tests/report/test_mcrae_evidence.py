@@ -40,13 +40,13 @@ def _run(command: list[str]) -> None:
 
 @pytest.fixture(scope="module")
 def bundles(
-    smollm2_gguf: Path, smollm2_inspect_model: list[str], tmp_path_factory: pytest.TempPathFactory
+    smollm2_folder: Path, smollm2_inspect_model: list[str], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Path]:
     """One lm-eval and one Inspect run of SmolLM2 on 2 concepts, and their bundles."""
     root = tmp_path_factory.mktemp("mcrae-evidence")
     _run([
         "lm_eval", "--model", "hf",
-        "--model_args", f"pretrained={smollm2_gguf.parent},gguf_file={smollm2_gguf.name}",
+        "--model_args", f"pretrained={smollm2_folder}",
         "--tasks", TASK, "--limit", str(LIMIT), "--apply_chat_template",
         "--gen_kwargs", "max_gen_toks=64", "--log_samples",
         "--output_path", str(root / "lm-eval"), *include_args(),
