@@ -126,6 +126,7 @@ def test_cggc_sample_counts_are_the_shipped_datasets() -> None:
     assert len(TASKS["cggc"]().dataset) == card.tasks["cggc"].dataset_samples
 
 
+@pytest.mark.shared_data  # the paper's text is in ../shared/seeds, beside ../shared/data
 def test_abspyramid_sample_counts_are_the_papers_tables_1_and_3() -> None:
     """No copy of the hub files here: the test splits' sizes the paper prints."""
     text = (SEEDS / "abspyramid_paper.txt").read_text(encoding="utf-8")
