@@ -8,6 +8,7 @@ they fail (CI has the files). Every other test runs on what the package ships, a
 from __future__ import annotations
 
 import csv
+import fcntl
 import glob
 import importlib.util
 import json
@@ -206,6 +207,14 @@ def eee_python() -> str:
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     venv = cache / "conceptcomb-tests" / f"eee-{EEE_VERSION}"
     python = venv / "bin" / "python"
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    # One maker at a time: the suite's workers (pytest-xdist) may all ask for it at once.
+    with open(venv.parent / f"eee-{EEE_VERSION}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _make_eee_venv(venv, python)
+
+
+def _make_eee_venv(venv: Path, python: Path) -> str:
     if python.is_file() and _eee_ok(str(python)):
         return str(python)
     base = _python312()
