@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -25,9 +26,11 @@ from tests.report.eee_support import (
     edited_reply_is_caught,
     hub_entries,
     partial_results,
+    reseal,
     round_trip,
     rows_of,
     samples_for,
+    write_rows,
 )
 from tests.report.test_evidence import run_cli
 
@@ -245,3 +248,29 @@ def test_hub_entries_name_the_dataset_given(
     assert (entry.dataset_id, entry.task_id) == ("someone/cggc", TASK)
     assert entry.value == pytest.approx(claimed["value"])
     assert "PARTIAL: 3 of 15985 test items" in entry.notes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework", ["lm-eval", "inspect"])
+def test_a_changed_verifier_verdict_in_the_files_is_caught(
+    exported: dict[str, Path], framework: str, tmp_path: Path
+) -> None:
+    """One verifier answer flipped in an item's rows, the files resealed as a forger would:
+    only the evidence tells, and it does (INVALID, exit 1)."""
+    copy = tmp_path / "edited"
+    shutil.copytree(exported[framework], copy)
+    _, samples = samples_for(copy, TASK)
+    rows = rows_of(samples)
+    answered = next(
+        row["sample_id"] for row in rows if json.loads(row["metadata"]["verification"])["edges"]
+    )
+    for row in rows:
+        if row["sample_id"] == answered:
+            verification = json.loads(row["metadata"]["verification"])
+            verification["edges"][0][3] = not verification["edges"][0][3]
+            row["metadata"]["verification"] = json.dumps(verification, ensure_ascii=False)
+    write_rows(samples, rows)
+    reseal(copy)
+    code, printed = run_cli("validate-bundle", str(copy))
+    assert code == 1 and ": INVALID" in printed and f"{TASK}: FAILED" in printed, printed
+    assert "its verdicts give verified=" in printed and "checksum" not in printed, printed
