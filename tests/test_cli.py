@@ -132,3 +132,17 @@ def test_data_verify_cggc_names_a_missing_source(tmp_path: Path, capsys) -> None
     err = capsys.readouterr().err
     assert err.startswith("conceptcomb: error: ") and err.count("\n") == 1
     assert "commongen_v1.1/train_src.txt" in err
+
+
+def test_the_demo_finds_lm_eval_beside_its_python_when_path_lacks_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`.venv/bin/conceptcomb demo` without the environment activated: lm_eval is in the
+    interpreter's bin folder, not on PATH (it failed with FileNotFoundError: 'lm_eval')."""
+    from conceptcomb.common.errors import ConfigError
+    from conceptcomb.demo import program
+
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert Path(program("lm_eval")) == Path(sys.executable).parent / "lm_eval"
+    with pytest.raises(ConfigError, match=r"demo runs `no-such-runner`, which is not installed"):
+        program("no-such-runner")

@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -38,7 +39,7 @@ from conceptcomb.ccpt.data import CCPT_DATASET, load_items
 from conceptcomb.ccpt.tasks import spec_by_name as ccpt_spec
 from conceptcomb.cggc.data import describe_dataset as describe_cggc
 from conceptcomb.common.datafiles import DATA_DIR_ENV
-from conceptcomb.common.errors import DataUnavailableError
+from conceptcomb.common.errors import ConfigError, DataUnavailableError
 from conceptcomb.common.lm_eval_paths import include_path_args
 from conceptcomb.smollm2 import SERVED_NAME, LlamaServer, hf_folder, hf_folder_ready
 
@@ -110,6 +111,7 @@ def show_demonstrations(out: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
+    program("lm_eval")  # before any model is converted or loaded
     tasks, notes = available_tasks(args.data_dir)
     for note in notes:
         print(note, flush=True)
@@ -165,13 +167,27 @@ def _converted_folder() -> Path:
         warm.wait()
 
 
+def program(name: str) -> str:
+    """A command of this Python's environment: on PATH, else beside the interpreter (the
+    bin folder of a virtual environment that was not activated: `.venv/bin/conceptcomb`)."""
+    found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
+    if found is None:
+        raise ConfigError(
+            f"the demo runs `{name}`, which is not installed with this Python "
+            f'({sys.executable}): install the README\'s way (pip install ".[all,test]").'
+        )
+    return found
+
+
 def _run(command: list[str], commands: list[str]) -> int:
     commands.append(shlex.join(command))
     print(f"Running: {commands[-1]}", flush=True)
     # torch's OpenMP threads spin while they wait: on a machine busy with other work that
     # made the hf runner's generation ten times slower (and three times the CPU); passive
     # waiting costs little when the machine is idle. A user's own setting wins.
-    return subprocess.call(command, env={"OMP_WAIT_POLICY": "PASSIVE", **os.environ})
+    return subprocess.call(
+        [program(command[0]), *command[1:]], env={"OMP_WAIT_POLICY": "PASSIVE", **os.environ}
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
