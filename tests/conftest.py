@@ -8,9 +8,14 @@ they fail (CI has the files). Every other test runs on what the package ships, a
 from __future__ import annotations
 
 import csv
+import fcntl
+import glob
 import importlib.util
 import json
 import os
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
@@ -58,6 +63,9 @@ def isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
         "TRANSFORMERS_OFFLINE": "1",
         "INSPECT_LOG_DIR": str(root / "inspect-logs"),
         "TOKENIZERS_PARALLELISM": "false",
+        # The frameworks' commands (lm_eval, inspect, conceptcomb) of this Python's
+        # environment, also when it was not activated (`.venv/bin/python -m pytest`).
+        "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")]),
     }
     saved = {key: os.environ.get(key) for key in values}
     unset = [k for k in os.environ if k.startswith("CONCEPTCOMB_JUDGE")]
@@ -141,12 +149,87 @@ def smollm2_gguf() -> Path:
 
 
 @pytest.fixture(scope="session")
-def smollm2_inspect_model(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+def smollm2_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The packaged SmolLM2 converted once per session into a transformers folder
+    (`conceptcomb.smollm2.hf_folder`): each run loads it in a second or two, not ~20 s."""
+    from conceptcomb.smollm2 import hf_folder
+
+    return hf_folder(tmp_path_factory.mktemp("smollm2") / "hf")
+
+
+@pytest.fixture(scope="session")
+def smollm2_inspect_model(smollm2_folder: Path) -> list[str]:
     """The `inspect eval` model options for the packaged SmolLM2 (`conceptcomb smollm2`)."""
     from conceptcomb.smollm2 import inspect_model_args as smollm2_inspect_model_args
 
-    return smollm2_inspect_model_args(tmp_path_factory.mktemp("smollm2") / "tokenizer")
+    return smollm2_inspect_model_args(smollm2_folder)
 
 
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+# --- Every Eval Ever's validator, in a Python 3.12 environment of its own ----------------------
+EEE_VERSION = "0.3.0"
+EEE_PYTHON_ENV = "CONCEPTCOMB_EEE_PYTHON"
+
+
+def _python312() -> str | None:
+    """A Python >= 3.12 that runs (every-eval-ever needs it; ours may be older; a pyenv shim
+    of a version not selected does not run)."""
+    candidates = [
+        *sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.1[2-9]*/bin/python"))),
+        shutil.which("python3.12"),
+    ]
+    check = "import sys; assert sys.version_info >= (3, 12)"
+    for candidate in filter(None, candidates):
+        if subprocess.run([candidate, "-c", check], capture_output=True).returncode == 0:
+            return candidate
+    return None
+
+
+def _eee_ok(python: str) -> bool:
+    check = "import importlib.metadata as m; print(m.version('every-eval-ever'))"
+    done = subprocess.run([python, "-c", check], capture_output=True, text=True, timeout=120)
+    return done.returncode == 0 and done.stdout.strip() == EEE_VERSION
+
+
+@pytest.fixture(scope="session")
+def eee_python() -> str:
+    """A Python with every-eval-ever 0.3.0: $CONCEPTCOMB_EEE_PYTHON (.ci/run sets it), else a
+    virtual environment kept under ~/.cache/conceptcomb-tests, made once from a Python 3.12
+    found on the machine (pip install every-eval-ever==0.3.0)."""
+    given = os.environ.get(EEE_PYTHON_ENV)
+    if given:
+        if not _eee_ok(given):
+            missing(f"{EEE_PYTHON_ENV}={given} has no every-eval-ever {EEE_VERSION}")
+        return given
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    venv = cache / "conceptcomb-tests" / f"eee-{EEE_VERSION}"
+    python = venv / "bin" / "python"
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    # One maker at a time: the suite's workers (pytest-xdist) may all ask for it at once.
+    with open(venv.parent / f"eee-{EEE_VERSION}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _make_eee_venv(venv, python)
+
+
+def _make_eee_venv(venv: Path, python: Path) -> str:
+    if python.is_file() and _eee_ok(str(python)):
+        return str(python)
+    base = _python312()
+    if base is None:
+        missing(
+            "every-eval-ever needs Python >= 3.12 and none was found (python3.12 on PATH, "
+            f"~/.pyenv/versions/3.12*): install one, or set {EEE_PYTHON_ENV}"
+        )
+    shutil.rmtree(venv, ignore_errors=True)
+    steps = [
+        [base, "-m", "venv", str(venv)],
+        [str(python), "-m", "pip", "install", "-q", f"every-eval-ever=={EEE_VERSION}"],
+    ]
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True, timeout=900)
+        if done.returncode != 0:
+            missing(f"could not make the every-eval-ever environment: {done.stderr[-500:]}")
+    return str(python)

@@ -58,18 +58,26 @@ def _printed_commands(out: str) -> dict[str, list[str]]:
     return commands
 
 
-def test_smollm2_prints_offline_model_options(tmp_path: Path, capsys) -> None:
-    assert main(["smollm2", "--tokenizer-dir", str(tmp_path / "tok")]) == 0
-    commands = _printed_commands(capsys.readouterr().out)
-    assert (tmp_path / "tok" / "tokenizer_config.json").is_file()
-    assert "gguf_file=SmolLM2-135M-Instruct.Q4_1.gguf" in " ".join(commands["lm_eval"])
-    assert f"tokenizer={tmp_path / 'tok'}" in commands["HF_HUB_OFFLINE=1"]
+def test_smollm2_prints_options_of_the_converted_folder(smollm2_folder: Path, capsys) -> None:
+    """Both frameworks' options load the folder converted once, as the demo does (the GGUF
+    itself takes ~20 s to de-quantize on every start)."""
+    assert main(["smollm2", "--model-dir", str(smollm2_folder)]) == 0
+    out = capsys.readouterr().out
+    commands = _printed_commands(out)
+    assert (smollm2_folder / "model.safetensors").is_file()
+    assert f"pretrained={smollm2_folder}" in commands["lm_eval"]
+    assert "gguf" not in out.split("llama_cpp")[0]  # only llama.cpp's server reads the GGUF
+    assert f"model_path={smollm2_folder}" in commands["HF_HUB_OFFLINE=1"]
+    assert f'"judge_model": "{smollm2_folder}"' in out  # the offline judge on the same folder
+    assert main(["smollm2", "--model-dir", str(smollm2_folder), "--args", "lm_eval"]) == 0
+    assert capsys.readouterr().out.split() == ["--model", "hf", "--model_args",
+                                              f"pretrained={smollm2_folder}"]  # fmt: skip
 
 
 @pytest.mark.slow
-def test_smollm2_inspect_command_runs(tmp_path: Path, capsys) -> None:
+def test_smollm2_inspect_command_runs(smollm2_folder: Path, tmp_path: Path, capsys) -> None:
     """The printed Inspect command, as a user would paste it, runs a task offline."""
-    assert main(["smollm2", "--tokenizer-dir", str(tmp_path / "tok")]) == 0
+    assert main(["smollm2", "--model-dir", str(smollm2_folder)]) == 0
     command = _printed_commands(capsys.readouterr().out)["HF_HUB_OFFLINE=1"][1:]
     command[command.index("conceptcomb/TASK")] = "conceptcomb/ccpt_tp"
     command += ["--limit", "1", "--max-tokens", "16", "--log-dir", str(tmp_path / "logs")]
@@ -77,3 +85,64 @@ def test_smollm2_inspect_command_runs(tmp_path: Path, capsys) -> None:
     done = subprocess.run(command, capture_output=True, text=True, timeout=900, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert list((tmp_path / "logs").glob("*.eval")), done.stdout[-2000:]
+
+
+def test_version(capsys) -> None:
+    import conceptcomb
+
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"conceptcomb {conceptcomb.__version__}"
+
+
+def _undocumented(parser, path: str = "conceptcomb") -> list[str]:
+    """Subcommands without a help line or a description, options without a help line."""
+    import argparse
+
+    found = [] if parser.description else [f"{path}: no description"]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                if not helps.get(name):
+                    found.append(f"{path} {name}: no help line")
+                found += _undocumented(sub, f"{path} {name}")
+        elif not isinstance(action, argparse._HelpAction) and not action.help:
+            found.append(f"{path} {'/'.join(action.option_strings) or action.dest}: no help")
+    return found
+
+
+def test_every_subcommand_and_option_has_help() -> None:
+    from conceptcomb.cli import build_parser
+
+    assert _undocumented(build_parser()) == []
+
+
+@pytest.mark.shared_data
+def test_data_verify_cggc_checks_its_sources(capsys) -> None:
+    assert main(["data", "verify", "cggc", "--data-dir", str(SHARED_DATA / "cggc")]) == 0
+    out = capsys.readouterr().out
+    assert "All 6 files of CommonGen v1.1" in out and "All 3 files of CN-100K" in out
+    assert "The CGGC tasks read the dataset shipped with conceptcomb" in out
+
+
+def test_data_verify_cggc_names_a_missing_source(tmp_path: Path, capsys) -> None:
+    assert main(["data", "verify", "cggc", "--data-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("conceptcomb: error: ") and err.count("\n") == 1
+    assert "commongen_v1.1/train_src.txt" in err
+
+
+def test_the_demo_finds_lm_eval_beside_its_python_when_path_lacks_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`.venv/bin/conceptcomb demo` without the environment activated: lm_eval is in the
+    interpreter's bin folder, not on PATH (it failed with FileNotFoundError: 'lm_eval')."""
+    from conceptcomb.common.errors import ConfigError
+    from conceptcomb.demo import program
+
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")
+    assert Path(program("lm_eval")) == Path(sys.executable).parent / "lm_eval"
+    with pytest.raises(ConfigError, match=r"demo runs `no-such-runner`, which is not installed"):
+        program("no-such-runner")

@@ -19,7 +19,6 @@ from conceptcomb.cli import main
 from conceptcomb.testing.judge_server import Faults, LoopbackServer
 from tests.ccpt.test_rescore import mixed_replies, write_jsonl
 from tests.ccpt.test_scoring import gold_reply
-from tests.conftest import SHARED_DATA
 
 SPEC = CcptTaskSpec("pi_emergent")
 
@@ -35,6 +34,7 @@ def score(predictions: Path, output: Path, *options: str) -> int:
                  "--judge-cache", "off", *options])  # fmt: skip
 
 
+@pytest.mark.shared_data
 def test_one_truncated_body_in_ten_gives_the_clean_metrics(
     predictions: Path, tmp_path: Path, capsys
 ) -> None:
@@ -77,6 +77,7 @@ def assert_one_line_error(done: subprocess.CompletedProcess, *fragments: str) ->
         assert fragment in lines[0]
 
 
+@pytest.mark.shared_data
 @pytest.mark.parametrize("case", ["refused port", "401", "404 model", "no scheme"])
 def test_a_judge_that_cannot_work_stops_the_run_at_once(
     case: str, predictions: Path, tmp_path: Path
@@ -103,6 +104,7 @@ def test_a_judge_that_cannot_work_stops_the_run_at_once(
     assert not output.exists()
 
 
+@pytest.mark.shared_data
 def test_every_question_failing_is_an_error_without_results(
     predictions: Path, tmp_path: Path
 ) -> None:
@@ -120,6 +122,7 @@ def test_every_question_failing_is_an_error_without_results(
     assert not (tmp_path / "r.json").exists()
 
 
+@pytest.mark.shared_data
 def test_some_questions_failing_is_a_warning_with_the_share(tmp_path: Path, capsys) -> None:
     items = load_items(SPEC)[:20]
     path = write_jsonl(tmp_path / "p.jsonl", items, [gold_reply("pi_emergent", i) for i in items])
@@ -137,11 +140,11 @@ def test_some_questions_failing_is_a_warning_with_the_share(tmp_path: Path, caps
 
 # --- calibrate: rows checked, output folder made, failures reported ---------------------
 @pytest.fixture
-def truncated_ccpt(tmp_path: Path, monkeypatch) -> Path:
+def truncated_ccpt(tmp_path: Path, monkeypatch, ccpt_dir: Path) -> Path:
     folder = tmp_path / "ccpt"
     folder.mkdir()
     for name in ("ccpt_emergent.csv", "ccpt_canceled.csv"):
-        shutil.copy(SHARED_DATA / "ccpt" / name, folder / name)
+        shutil.copy(ccpt_dir / name, folder / name)
     emergent = folder / "ccpt_emergent.csv"
     text = emergent.read_text(encoding="utf-8")
     cut = text.index("\n", len(text) // 2) + 60  # inside the row after the middle
@@ -150,6 +153,7 @@ def truncated_ccpt(tmp_path: Path, monkeypatch) -> Path:
     return folder
 
 
+@pytest.mark.shared_data
 def test_calibrate_names_the_line_of_a_cut_row(truncated_ccpt: Path, capsys) -> None:
     with LoopbackServer() as server:
         code = main(["judge", "calibrate", "--n", "9", "--data-dir", str(truncated_ccpt),
@@ -161,6 +165,7 @@ def test_calibrate_names_the_line_of_a_cut_row(truncated_ccpt: Path, capsys) -> 
     assert err == [err[0]] and f"ccpt_emergent.csv:{lines}: empty " in err[0]
 
 
+@pytest.mark.shared_data
 def test_calibrate_writes_into_a_new_folder(tmp_path: Path, fresh_cache: Path) -> None:
     output = tmp_path / "missing" / "deeper" / "calibration.json"
     with LoopbackServer() as server:
@@ -178,6 +183,7 @@ def test_calibrate_refuses_an_unwritable_output_before_judging(tmp_path: Path, c
     assert code == 2 and "--output" in capsys.readouterr().err
 
 
+@pytest.mark.shared_data
 def test_calibrate_with_every_question_failing_exits_non_zero(tmp_path: Path, capsys) -> None:
     from conceptcomb.ccpt.calibration import sample_pairs
 
@@ -192,6 +198,7 @@ def test_calibrate_with_every_question_failing_exits_non_zero(tmp_path: Path, ca
     assert len(err) == 1 and "every one of the 9 judge questions failed" in err[0]
 
 
+@pytest.mark.shared_data
 def test_seeds_writes_into_a_new_folder(tmp_path: Path) -> None:
     items = load_items(CcptTaskSpec("tp"))[:4]
     replies = [json.dumps({"property_type": item.label}) for item in items]
@@ -232,6 +239,7 @@ def test_bad_predictions_are_one_line(case: str, tmp_path: Path, capsys) -> None
     assert len(err) == 1 and err[0].startswith(f"conceptcomb: error: {path}")
 
 
+@pytest.mark.shared_data
 def test_url_credentials_are_one_line_and_never_shown(predictions: Path, tmp_path: Path) -> None:
     done, _ = run_cli("score", SPEC.name, "--predictions", str(predictions),
                       "--judge-base-url", "http://judge:s3cret-pw@127.0.0.1:9/v1")  # fmt: skip

@@ -54,6 +54,7 @@ def test_demo_runs_real_items_with_a_judge(user) -> None:
     # the commands, to copy: lm-eval's hf runner on the folder converted once from the GGUF
     assert "lm_eval --model hf --model_args pretrained=" in out
     assert "demo finished in" in out and "Traceback" not in done.stderr
+    assert "port" not in out  # the hf engine starts no server (issue 35)
 
 
 @pytest.mark.slow
@@ -75,7 +76,7 @@ def test_inspect_cggc_with_the_printed_smollm2_options(user) -> None:
 
 
 @pytest.mark.slow
-def test_lm_eval_cggc_with_no_data_option(user, smollm2_gguf: Path) -> None:
+def test_lm_eval_cggc_with_no_data_option(user, smollm2_folder: Path) -> None:
     out = user[1] / "out"
     done = run(
         [
@@ -83,7 +84,7 @@ def test_lm_eval_cggc_with_no_data_option(user, smollm2_gguf: Path) -> None:
             "--model",
             "hf",
             "--model_args",
-            f"pretrained={smollm2_gguf.parent},gguf_file={smollm2_gguf.name}",
+            f"pretrained={smollm2_folder}",
             "--tasks",
             "cggc_ood_easy2hard",
             "--limit",
@@ -121,6 +122,13 @@ def test_readme_offline_smoke_test(user) -> None:
     log = read_eval_log(list_eval_logs(str(work / "logs"))[0])
     assert log.status == "success" and log.eval.task == "conceptcomb/cggc_ood"
     assert len(log.samples or []) == 1 and log.eval.metadata["dataset_sha256"]
+    # Its log in ./logs is no leaderboard row: mockllm's scores mean nothing (issue 35).
+    for command in (["conceptcomb", "submit-bundle", "logs"], ["conceptcomb", "report", "logs"]):
+        done = run(command, (offline, work))
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "a run of Inspect's mockllm (mockllm/model), left out" in done.stdout
+        assert done.stderr.startswith("conceptcomb: error: no results of a conceptcomb task")
+    assert not (work / "bundles").exists() and not (work / "report").exists()
 
 
 def test_inspect_data_error_is_one_line(user) -> None:

@@ -91,6 +91,26 @@ def test_wheel_carries_the_cggc_dataset(fresh_env: Path, tmp_path: Path) -> None
     assert done.stdout.split() == ["True", PACKAGED_SHA256]
 
 
+def test_wheel_carries_each_benchmarks_card(fresh_env: Path, tmp_path: Path) -> None:
+    """eval.yaml beside each benchmark's code: the installed package reads its cards."""
+    code = (
+        "from conceptcomb.benchmarks import benchmarks as b; "
+        "print(*[f'{x.key}={x.card.version}:{len(x.card.tasks)}' for x in b()]); "
+        "print(*[x.card.path for x in b()])"
+    )
+    done = subprocess.run(
+        [str(fresh_env / "python"), "-c", code], capture_output=True, text=True, cwd=tmp_path,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    from conceptcomb.benchmarks import benchmarks
+
+    expected = [f"{b.key}={b.card.version}:{len(b.card.tasks)}" for b in benchmarks()]
+    cards, paths = done.stdout.splitlines()
+    assert cards.split() == expected
+    assert all(path.startswith(str(fresh_env.parent)) for path in paths.split())  # the wheel's
+
+
 @pytest.mark.shared_data  # ccpt_tp reads the CCPT files
 def test_inspect_finds_the_tasks_by_entry_point(fresh_env: Path, tmp_path: Path) -> None:
     done = run(

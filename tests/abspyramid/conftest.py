@@ -52,13 +52,13 @@ LM_EVAL_TASKS = ("abspyramid_det_noun", "abspyramid_det_noun_icl", "abspyramid_g
 LM_EVAL_LIMIT = 3
 
 
-def lm_eval_command(gguf: Path, tasks: str, limit: int, data_dir: Path, out: Path) -> list[str]:
+def lm_eval_command(model: Path, tasks: str, limit: int, data_dir: Path, out: Path) -> list[str]:
     from conceptcomb.cli import lm_eval_has_our_tasks, tasks_path
 
     include = [] if lm_eval_has_our_tasks() else ["--include_path", str(tasks_path())]
     return [
         "lm_eval", "--model", "hf",
-        "--model_args", f"pretrained={gguf.parent},gguf_file={gguf.name}",
+        "--model_args", f"pretrained={model}",
         "--tasks", tasks, "--limit", str(limit),
         "--metadata", json.dumps({"data_dir": str(data_dir)}),
         "--log_samples", "--output_path", str(out), *include,
@@ -66,12 +66,12 @@ def lm_eval_command(gguf: Path, tasks: str, limit: int, data_dir: Path, out: Pat
 
 
 @pytest.fixture(scope="session")
-def lm_eval_run(smollm2_gguf: Path, abspyramid_dir: Path, tmp_path_factory) -> dict:
+def lm_eval_run(smollm2_folder: Path, abspyramid_dir: Path, tmp_path_factory) -> dict:
     """One real lm-eval run of SmolLM2 on three tasks (shared by the lm-eval and Inspect tests):
     the printed table, the results per task, and the logged samples per task."""
     out = tmp_path_factory.mktemp("lm-eval-run")
     command = lm_eval_command(
-        smollm2_gguf, ",".join(LM_EVAL_TASKS), LM_EVAL_LIMIT, abspyramid_dir, out
+        smollm2_folder, ",".join(LM_EVAL_TASKS), LM_EVAL_LIMIT, abspyramid_dir, out
     )
     done = subprocess.run(command, capture_output=True, text=True, timeout=1500)
     assert done.returncode == 0, done.stderr[-3000:]

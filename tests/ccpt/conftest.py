@@ -19,12 +19,12 @@ def include_args() -> list[str]:
     return [] if lm_eval_has_our_tasks() else ["--include_path", str(tasks_path())]
 
 
-def run_lm_eval(smollm2_gguf: Path, out: Path, task: str, metadata: dict, limit: int = 3):
+def run_lm_eval(smollm2_folder: Path, out: Path, task: str, metadata: dict, limit: int = 3):
     """lm_eval CLI on SmolLM2: (printed table, results of the task, logged samples, path)."""
     command = [
         "lm_eval",
         "--model", "hf",
-        "--model_args", f"pretrained={smollm2_gguf.parent},gguf_file={smollm2_gguf.name}",
+        "--model_args", f"pretrained={smollm2_folder}",
         "--tasks", task,
         "--limit", str(limit),
         "--apply_chat_template",
@@ -54,7 +54,7 @@ class LmEvalRun:
 
 @pytest.fixture(scope="session")
 def pi_emergent_run(
-    smollm2_gguf: Path, tmp_path_factory: pytest.TempPathFactory
+    smollm2_folder: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LmEvalRun]:
     """SmolLM2 on 4 items of ccpt_pi_emergent, judged by a loopback server."""
     root = tmp_path_factory.mktemp("lm-eval-run")
@@ -65,6 +65,6 @@ def pi_emergent_run(
             "judge_cache": str(root / "judge.sqlite"),
         }
         table, metrics, samples, path = run_lm_eval(
-            smollm2_gguf, root / "out", "ccpt_pi_emergent", metadata, limit=4
+            smollm2_folder, root / "out", "ccpt_pi_emergent", metadata, limit=4
         )
         yield LmEvalRun(table, metrics, samples, path, server, metadata, server.stats.requests)

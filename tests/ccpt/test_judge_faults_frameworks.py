@@ -39,6 +39,7 @@ def test_lm_eval_task_build_stops_on_a_refused_key(monkeypatch) -> None:
         assert server.stats.refused == 1 and server.stats.requests == 0
 
 
+@pytest.mark.shared_data
 def test_lm_eval_filter_warns_when_every_question_failed(fresh_cache: Path, capsys) -> None:
     items = load_items(SPEC)[:3]
     with LoopbackServer(faults=broken_for(items)) as server:
@@ -54,10 +55,10 @@ def test_lm_eval_filter_warns_when_every_question_failed(fresh_cache: Path, caps
     assert "9 of 9 judge questions failed, 100%" in warning and "JSONDecodeError" in warning
 
 
-def run_lm_eval(smollm2_gguf: Path, out: Path, metadata: dict, limit: int):
+def run_lm_eval(smollm2_folder: Path, out: Path, metadata: dict, limit: int):
     command = [
         "lm_eval", "--model", "hf",
-        "--model_args", f"pretrained={smollm2_gguf.parent},gguf_file={smollm2_gguf.name}",
+        "--model_args", f"pretrained={smollm2_folder}",
         "--tasks", SPEC.name, "--limit", str(limit), "--apply_chat_template",
         "--gen_kwargs", "max_gen_toks=48", "--output_path", str(out),
         "--metadata", json.dumps(metadata), *include_args(),
@@ -67,11 +68,11 @@ def run_lm_eval(smollm2_gguf: Path, out: Path, metadata: dict, limit: int):
 
 @pytest.mark.slow
 def test_lm_eval_run_stops_before_generation(
-    smollm2_gguf: Path, tmp_path: Path, monkeypatch
+    smollm2_folder: Path, tmp_path: Path, monkeypatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
     with LoopbackServer(api_key="sk-right") as server:
-        done = run_lm_eval(smollm2_gguf, tmp_path / "out", {"judge_base_url": server.base_url}, 1)
+        done = run_lm_eval(smollm2_folder, tmp_path / "out", {"judge_base_url": server.base_url}, 1)
         assert server.stats.refused == 1 and server.stats.requests == 0
     printed = done.stdout + done.stderr
     assert done.returncode != 0
@@ -86,7 +87,7 @@ def test_lm_eval_run_stops_before_generation(
 
 @pytest.mark.slow
 def test_lm_eval_warns_above_the_table_when_every_question_failed(
-    smollm2_gguf: Path, tmp_path: Path
+    smollm2_folder: Path, tmp_path: Path
 ) -> None:
     with LoopbackServer(faults=broken_for(load_items(SPEC)[:4])) as server:
         metadata = {
@@ -94,7 +95,7 @@ def test_lm_eval_warns_above_the_table_when_every_question_failed(
             "judge_max_retries": 0,
             "judge_cache": str(tmp_path / "judge.sqlite"),
         }
-        done = run_lm_eval(smollm2_gguf, tmp_path / "out", metadata, 4)
+        done = run_lm_eval(smollm2_folder, tmp_path / "out", metadata, 4)
         assert server.stats.requests > 0 and server.stats.answered == 0
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
@@ -105,6 +106,7 @@ def test_lm_eval_warns_above_the_table_when_every_question_failed(
 
 
 # --- Inspect -----------------------------------------------------------------------------
+@pytest.mark.shared_data
 @pytest.mark.parametrize("case", ["401", "refused port"])
 def test_inspect_run_stops_before_generation(case: str, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
@@ -117,11 +119,14 @@ def test_inspect_run_stops_before_generation(case: str, tmp_path: Path, monkeypa
         assert server.stats.requests == 0 and server.stats.refused == (case == "401")
     assert log.status == "error"
     expected = "refused the API key" if case == "401" else "cannot be reached"
-    assert "JudgeError" in log.error.message and expected in log.error.message
+    # A task built outside an eval is checked when it runs: the log's error is our one line.
+    assert log.error.message.startswith("The judge ") and expected in log.error.message
+    assert "\n" not in log.error.message
     assert not log.stats.model_usage  # the model generated nothing
     assert all(not sample.output.completion for sample in log.samples or [])
 
 
+@pytest.mark.shared_data
 def test_inspect_judge_off_skips_the_preflight(tmp_path: Path, monkeypatch) -> None:
     replies = [gold_reply("pi_emergent", item) for item in load_items(SPEC)[:2]]
     log = run_task(
@@ -137,6 +142,7 @@ def test_inspect_judge_off_skips_the_preflight(tmp_path: Path, monkeypatch) -> N
     assert judged.setup is not None  # a judge that is on is checked before generation
 
 
+@pytest.mark.shared_data
 def test_inspect_warns_when_every_question_failed(
     tmp_path: Path, fresh_cache: Path, capsys, monkeypatch
 ) -> None:

@@ -82,17 +82,17 @@ def test_smollm2_run_reports_the_papers_metrics(pi_emergent_run) -> None:
 
 @pytest.mark.slow
 def test_identical_rerun_asks_the_judge_nothing(
-    pi_emergent_run, smollm2_gguf: Path, tmp_path: Path
+    pi_emergent_run, smollm2_folder: Path, tmp_path: Path
 ) -> None:
     run = pi_emergent_run
     before = run.server.stats.requests
-    _, again, _, _ = run_lm_eval(smollm2_gguf, tmp_path, "ccpt_pi_emergent", run.metadata, 4)
+    _, again, _, _ = run_lm_eval(smollm2_folder, tmp_path, "ccpt_pi_emergent", run.metadata, 4)
     assert run.server.stats.requests == before
     assert again == run.metrics
 
 
 @pytest.mark.slow
-def test_type_prediction_runs_without_a_judge(smollm2_gguf: Path, tmp_path: Path) -> None:
-    _, metrics, samples, _ = run_lm_eval(smollm2_gguf, tmp_path, "ccpt_tp", {}, limit=2)
+def test_type_prediction_runs_without_a_judge(smollm2_folder: Path, tmp_path: Path) -> None:
+    _, metrics, samples, _ = run_lm_eval(smollm2_folder, tmp_path, "ccpt_tp", {}, limit=2)
     assert 0.0 <= metrics["accuracy,none"] <= 100.0
     assert len(samples) == 2

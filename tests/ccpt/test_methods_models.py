@@ -24,14 +24,14 @@ ORACLE = "ccpt_pi_emergent_oracle"
 
 
 def test_lm_eval_runs_the_no_filter_variant_and_the_oracle(
-    smollm2_gguf: Path, tmp_path: Path
+    smollm2_folder: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
     with LoopbackServer() as server:
         metadata = {"judge_base_url": server.base_url, "judge_cache": str(tmp_path / "j.sqlite")}
         command = [
             "lm_eval", "--model", "hf",
-            "--model_args", f"pretrained={smollm2_gguf.parent},gguf_file={smollm2_gguf.name}",
+            "--model_args", f"pretrained={smollm2_folder}",
             "--tasks", f"{NOFILTER},{ORACLE}", "--limit", "1", "--apply_chat_template",
             "--gen_kwargs", "max_gen_toks=24", "--log_samples", "--output_path", str(out),
             "--metadata", json.dumps(metadata), *include_args(),

@@ -377,12 +377,12 @@ def test_missing_spacy_model_is_one_clear_error(monkeypatch, tmp_path: Path, cap
 
 @pytest.mark.slow
 def test_lm_eval_cli_run_records_the_rule(
-    smollm2_gguf: Path, judge_server, tmp_path: Path, fresh_cache: Path
+    smollm2_folder: Path, judge_server, tmp_path: Path, fresh_cache: Path
 ) -> None:
     """SmolLM2 through the lm_eval CLI with --metadata npc_modifier=surface; rescoring its
     samples with the same rule gives lm-eval's numbers."""
     metadata = {"judge_base_url": judge_server.base_url, "npc_modifier": "surface"}
-    _, metrics, samples, path = run_lm_eval(smollm2_gguf, tmp_path / "out", SPEC.name, metadata)
+    _, metrics, samples, path = run_lm_eval(smollm2_folder, tmp_path / "out", SPEC.name, metadata)
     assert {sample["doc"]["npc_modifier"] for sample in samples} == {"surface"}
     logged = [ast.literal_eval(sample["filtered_resps"][0]) for sample in samples]  # repr
     records = [record for record in logged if record["answer"]]

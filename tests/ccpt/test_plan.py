@@ -64,6 +64,7 @@ def score_all(files: list[Path], judge: list[str], tmp_path: Path) -> None:
         score(task, path, judge, tmp_path / f"scored-{number}.json")
 
 
+@pytest.mark.shared_data
 def test_plan_of_saved_replies_is_what_the_judge_is_then_asked(tmp_path: Path, capsys) -> None:
     """The acceptance test: `plan ccpt` over saved replies lists exactly the distinct
     questions the real rescoring runs then send, minus those the cache already holds."""
@@ -100,6 +101,7 @@ def test_plan_of_saved_replies_is_what_the_judge_is_then_asked(tmp_path: Path, c
     assert f"total: {requests:,} judge requests" in printed and "no price known" in printed
 
 
+@pytest.mark.shared_data
 def test_the_cache_off_asks_shared_questions_in_every_task(tmp_path: Path) -> None:
     """Without the cache each task's run asks its own questions, repeats included."""
     folder = tmp_path / "out"
@@ -120,6 +122,7 @@ def test_the_cache_off_asks_shared_questions_in_every_task(tmp_path: Path) -> No
     assert [q["task"] for q in questions].count("ccpt_npc_emergent") > 50
 
 
+@pytest.mark.shared_data
 def test_plan_of_a_task_not_run_yet_bounds_the_questions(tmp_path: Path) -> None:
     """From the items alone: the count, an upper bound and the dataset answers' count."""
     spec = CcptTaskSpec("npc_emergent")
@@ -144,6 +147,7 @@ def test_plan_of_a_task_not_run_yet_bounds_the_questions(tmp_path: Path) -> None
     assert row["with_dataset_answers"] > 60
 
 
+@pytest.mark.shared_data
 def test_tokens_and_price(tmp_path: Path) -> None:
     """Input tokens are o200k_base tokens of the prompts plus the chat format's; cost is
     the listed price for an OpenAI model at OpenAI's endpoint."""
@@ -162,6 +166,7 @@ def test_tokens_and_price(tmp_path: Path) -> None:
     assert plan["output_tokens"] == len(questions) * len(encoding.encode('{"relevance": 10}'))
 
 
+@pytest.mark.shared_data
 def test_the_judge_off_asks_nothing(tmp_path: Path, capsys) -> None:
     plan, questions = plan_cli(tmp_path, "ccpt", "--limit", "5", "--judge", "off")
     assert plan["judge_requests"] == 0 and plan["judge"] is None and not questions
@@ -169,6 +174,7 @@ def test_the_judge_off_asks_nothing(tmp_path: Path, capsys) -> None:
     assert "the judge is off" in capsys.readouterr().out
 
 
+@pytest.mark.shared_data
 def test_bad_requests_are_one_line_errors(tmp_path: Path, capsys) -> None:
     assert main(["plan", "ccpt_nope"]) == 2
     assert "knows the CCPT tasks" in capsys.readouterr().err
@@ -213,6 +219,7 @@ def test_plan_matches_a_judged_lm_eval_run(tmp_path: Path) -> None:
     assert plan["judge_requests"] == judge.stats.requests == len(questions) > 30
 
 
+@pytest.mark.shared_data
 def test_oracle_replies_are_planned_all_n(tmp_path: Path) -> None:
     """Multi-oracle: every one of the N replies of an item raises its questions."""
     spec = CcptTaskSpec("pi_emergent")

@@ -106,7 +106,7 @@ def run_lm_eval(model: Path, out: Path, tasks: str, metadata: dict, limit: int =
     command = [
         "lm_eval",
         "--model", "hf",
-        "--model_args", f"pretrained={model.parent},gguf_file={model.name}",
+        "--model_args", f"pretrained={model}",
         "--tasks", tasks,
         "--limit", str(limit),
         "--log_samples",
@@ -121,10 +121,10 @@ def run_lm_eval(model: Path, out: Path, tasks: str, metadata: dict, limit: int =
 
 @pytest.mark.slow
 def test_smollm2_easy_to_hard_run_logs_ordered_demonstrations(
-    smollm2_gguf: Path, built_dir: Path, tmp_path: Path, capsys
+    smollm2_folder: Path, built_dir: Path, tmp_path: Path, capsys
 ) -> None:
     table = run_lm_eval(
-        smollm2_gguf, tmp_path, "cggc_ood_easy2hard,cggc_id", {"data_dir": str(built_dir)}
+        smollm2_folder, tmp_path, "cggc_ood_easy2hard,cggc_id", {"data_dir": str(built_dir)}
     )
     for name in METRIC_NAMES:
         assert f"|{name}" in table.replace(" ", ""), name

@@ -14,13 +14,16 @@ from conceptcomb.cggc.per_item import item_gaps, welch_p
 from conceptcomb.cggc.tasks import TaskOptions, spec_by_name, task_pairs
 from conceptcomb.cli import include_path_args, main
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.report.build import write_report
+from conceptcomb.report.runs import read_runs
 
 TABLE6_TASKS = [f"cggc_{s}_test_type{k}" for k in "ABC" for s in ("id", "ood")]
 
 
 def report_rows(results: Path, out: Path) -> dict[str, list[dict[str, str]]]:
-    """`conceptcomb report`'s CSV rows of ours, per table."""
-    assert main(["report", str(results), "--out", str(out), "--no-plots"]) == 0
+    """`conceptcomb report`'s CSV rows of ours, per table (runs of lm-eval's dummy and
+    Inspect's mockllm included: `conceptcomb report` leaves them out)."""
+    write_report(read_runs([results], include_mock=True), out, with_plots=False)
     rows: dict[str, list[dict[str, str]]] = {}
     for path in out.glob("cggc_*.csv"):
         with path.open(encoding="utf-8") as handle:
@@ -59,9 +62,8 @@ def test_welch_p() -> None:
 
 
 @pytest.mark.slow
-def test_table6_and_fig4_on_smollm2_in_lm_eval(smollm2_gguf: Path, tmp_path: Path) -> None:
-    model = ["--model", "hf", "--model_args",
-             f"pretrained={smollm2_gguf.parent},gguf_file={smollm2_gguf.name}"]  # fmt: skip
+def test_table6_and_fig4_on_smollm2_in_lm_eval(smollm2_folder: Path, tmp_path: Path) -> None:
+    model = ["--model", "hf", "--model_args", f"pretrained={smollm2_folder}"]
     lm_eval(tmp_path / "out", "cggc_table6,cggc_fig4", model, "--limit", "3")
     rows = report_rows(tmp_path / "out", tmp_path / "report")
     assert "cggc_table4" not in rows and "cggc_table7" not in rows

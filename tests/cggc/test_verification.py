@@ -112,3 +112,60 @@ def test_judge_off_is_refused_for_verified_tasks(built_dir: Path) -> None:
 
     with pytest.raises(ConfigError, match="judge is off"):
         build_verifier(JudgeSettings.resolve({"judge": "off"}))
+
+
+# --- the local verifier's device, dtype and batch options, in both frameworks --------------
+def local_options(folder: Path, **extra: object) -> dict[str, object]:
+    return {"judge": "local", "judge_model": str(folder), "judge_device": "cpu",
+            "judge_dtype": "float32", "judge_batch_size": 4, "judge_cache": "off",
+            **extra}  # fmt: skip
+
+
+@pytest.mark.slow
+def test_local_verifier_options_through_lm_eval_and_inspect(
+    built_dir: Path, smollm2_folder: Path, tmp_path: Path, fresh_cache: Path
+) -> None:
+    """The options arrive from --metadata (lm-eval) and -T (Inspect); both runs verify the
+    same replies with the batched local verifier (no cache: each asks it) and reach the
+    same verdicts."""
+    items, docs, replies, _ = _cases(built_dir)
+    options = local_options(smollm2_folder)
+    judge = lm_eval_support.resolve_judge_settings(options)
+    settings = lm_eval_support.doc_judge_settings(judge)
+    assert (settings.judge_device, settings.judge_dtype, settings.judge_batch_size) == (
+        "cpu", "float32", 4,
+    )  # fmt: skip
+    filtered = verify_hooks.VerifyFilter().apply(
+        [[r] for r in replies], [{**d, **judge} for d in docs]
+    )
+    lm_eval_verdicts = [f["verification"]["verified"] for f in filtered]
+    assert lm_eval_verdicts[2] is False  # the empty reply: nothing to verify
+    task = TASKS[SPEC.name](data_dir=str(built_dir), **options)
+    log = inspect_eval(task, model=mock_model(replies), max_samples=1, display="none",
+                       sample_id=[item.item_id for item in items],
+                       log_dir=str(tmp_path / "v"))[0]  # fmt: skip
+    assert log.status == "success", log.error
+    by_id = {s.id: s.scores["cggc_verified"].metadata["verification"] for s in log.samples}
+    assert [by_id[item.item_id]["verified"] for item in items] == lm_eval_verdicts
+
+
+def test_local_verifier_options_are_checked_before_any_work(
+    built_dir: Path, tmp_path: Path
+) -> None:
+    """A misspelt value, or a device torch does not see, is a one-line error when the task
+    is built, in both frameworks: before the model generates anything."""
+    import torch
+
+    from conceptcomb.common.errors import ConfigError
+
+    folder = tmp_path / "no-model-needed"
+    cases = [({"judge_device": "gpu"}, "judge_device='gpu' is not a device"),
+             ({"judge_dtype": "fp8"}, "judge_dtype='fp8': use auto")]  # fmt: skip
+    if not torch.cuda.is_available():
+        cases.append(({"judge_device": "cuda"}, r"judge_device=cuda: torch .* sees no CUDA"))
+    for bad, message in cases:
+        with pytest.raises(ConfigError, match=message) as lm_eval_error:
+            lm_eval_support.resolve_judge_settings(local_options(folder, **bad))
+        with pytest.raises(ConfigError, match=message) as inspect_error:
+            TASKS[SPEC.name](data_dir=str(built_dir), **local_options(folder, **bad))
+        assert "\n" not in str(lm_eval_error.value) + str(inspect_error.value)

@@ -50,6 +50,9 @@ def test_judge_options_are_the_settings_options() -> None:
         "judge_api_key_env",
         "judge_concurrency",
         "judge_cache",
+        "judge_device",
+        "judge_dtype",
+        "judge_batch_size",
     )
     options: JudgeOptions = {"judge": "off", "judge_model": "m", "judge_concurrency": 3}
     settings = judge_settings({**options, "data_dir": "elsewhere"})
@@ -70,7 +73,7 @@ def test_inspect_passes_judge_options_and_refuses_unknown_ones(tmp_path: Path) -
     )[0]
     assert log.status == "success", log.error
     assert log.eval.task_args["judge_model"] == "named-judge"
-    with pytest.raises(ConfigError, match="ccpt_pi_emergent has no option judge_modle"):
+    with pytest.raises(ConfigError, match=r"has no option judge_modle .*Did you mean judge_model"):
         inspect_eval(
             "conceptcomb/ccpt_pi_emergent",
             task_args={"judge_modle": "typo"},

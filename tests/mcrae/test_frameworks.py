@@ -87,11 +87,11 @@ def test_inspect_tie_rule_option(tmp_path: Path) -> None:
     assert means(log)["P@10"] == pytest.approx((0.1 + 0.2) / 2)
 
 
-def run_lm_eval(smollm2_gguf: Path, out: Path, limit: int = 2, max_gen_toks: int = 80):
+def run_lm_eval(smollm2_folder: Path, out: Path, limit: int = 2, max_gen_toks: int = 80):
     command = [
         "lm_eval",
         "--model", "hf",
-        "--model_args", f"pretrained={smollm2_gguf.parent},gguf_file={smollm2_gguf.name}",
+        "--model_args", f"pretrained={smollm2_folder}",
         "--tasks", TASK,
         "--limit", str(limit),
         "--apply_chat_template",
@@ -110,10 +110,10 @@ def run_lm_eval(smollm2_gguf: Path, out: Path, limit: int = 2, max_gen_toks: int
 
 @pytest.mark.slow
 def test_smollm2_in_lm_eval_then_rescored_and_replayed_in_inspect(
-    smollm2_gguf: Path, tmp_path: Path
+    smollm2_folder: Path, tmp_path: Path
 ) -> None:
     """The acceptance command on 2 concepts; its replies give the same numbers everywhere."""
-    table, metrics, samples_file = run_lm_eval(smollm2_gguf, tmp_path / "lm")
+    table, metrics, samples_file = run_lm_eval(smollm2_folder, tmp_path / "lm")
     for name in ("P@10", "P@20", "P@30"):
         assert f"|{name}" in table.replace(" ", ""), name
     assert "Terms of use of the data" in table

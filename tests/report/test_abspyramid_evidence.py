@@ -19,6 +19,14 @@ from conceptcomb.common.evidence import decode, encode
 from conceptcomb.report.bundle import content_sha256
 from conceptcomb.report.validate import check_bundle
 from tests.abspyramid.conftest import DETECTION, FIXTURES, _prepend, lm_eval_command, real_records
+from tests.report.eee_support import (
+    edited_reply_is_caught,
+    hub_entries,
+    partial_results,
+    round_trip,
+    rows_of,
+    samples_for,
+)
 from tests.report.test_evidence import run_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared_data]
@@ -48,14 +56,14 @@ def _run(command: list[str]) -> None:
 
 @pytest.fixture(scope="module")
 def bundles(
-    smollm2_gguf: Path,
+    smollm2_folder: Path,
     smollm2_inspect_model: list[str],
     abspyramid_dir: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Path]:
     """One lm-eval and one Inspect run of SmolLM2 on the three tasks, and their bundles."""
     root = tmp_path_factory.mktemp("abspyramid-evidence")
-    _run(lm_eval_command(smollm2_gguf, ",".join(TASKS), LIMIT, abspyramid_dir, root / "lm-eval"))
+    _run(lm_eval_command(smollm2_folder, ",".join(TASKS), LIMIT, abspyramid_dir, root / "lm-eval"))
     _run([
         "inspect", "eval", *(f"conceptcomb/{task}" for task in TASKS), *smollm2_inspect_model,
         "-T", f"data_dir={abspyramid_dir}", "--limit", str(LIMIT),
@@ -261,3 +269,63 @@ def test_validate_bundle_and_report_say_partial(
     # ... or against CONCEPTCOMB_DATA_DIR: there, the test data folder.
     monkeypatch.setenv("CONCEPTCOMB_DATA_DIR", str(abspyramid_dir.parent))
     assert states() == {"partial"}
+
+
+# --- Every Eval Ever and the Hub ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def exported(
+    bundles: dict[str, Path],
+    abspyramid_dir: Path,
+    eee_python: str,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, Path]:
+    """Both runs' bundles as EEE files, valid for EEE and checked as the bundles (against
+    the test data folder, as the bundles are)."""
+    folder = tmp_path_factory.mktemp("abspyramid-eee")
+    return round_trip(bundles, folder, eee_python, str(abspyramid_dir))
+
+
+@pytest.mark.parametrize("framework", ["lm-eval", "inspect"])
+def test_eee_files_of_detection_and_generation(
+    exported: dict[str, Path], abspyramid_dir: Path, framework: str, tmp_path: Path
+) -> None:
+    folder = exported[framework]
+    ll = {r["evaluation_result_id"].split(":")[1]: r for r in partial_results(folder, LL, LIMIT)}
+    assert ll["auc"]["metric_config"]["metric_id"] == "auroc"
+    assert ll["macro_f1"]["metric_config"]["additional_details"]["aggregation"] == "corpus"
+    assert ll["macro_f1"]["metric_config"]["additional_details"]["headline"] == "true"
+    stored = "loglikelihoods" if framework == "lm-eval" else "top_logprobs"
+    for row in rows_of(samples_for(folder, LL)[1]):
+        assert stored in row["metadata"] and row["evaluation_result_id"] != f"{LL}:auc"
+        assert row["answer_attribution"][0]["source"] == f"metadata.{stored}"
+        assert row["input"]["reference"] in (["Yes"], ["No"])
+        if row["evaluation_result_id"] == f"{LL}:accuracy":  # correct: the label is the gold's
+            correct = (
+                row["answer_attribution"][0]["extracted_value"] == row["input"]["reference"][0]
+            )
+            assert row["evaluation"]["is_correct"] is correct
+    if framework == "lm-eval":
+        row = rows_of(samples_for(folder, LL)[1])[0]
+        assert row["input"]["choices"] == ["No", "Yes"]  # lm-eval's two requests
+    assert ll["accuracy"]["source_data"]["hf_repo"] == "ZhaoweiWang/AbsPyramid"
+    generation = partial_results(folder, GEN, LIMIT)
+    bleu = next(r for r in generation if r["evaluation_result_id"] == f"{GEN}:bleu_bp")
+    assert (bleu["metric_config"]["metric_unit"], bleu["metric_config"]["max_score"]) == (
+        "proportion",
+        1.0,
+    )
+    for row in rows_of(samples_for(folder, GEN)[1]):
+        assert row["input"]["reference"] == json.loads(row["metadata"]["gold"])
+    edited_reply_is_caught(folder, ZS, tmp_path, "--data-dir", str(abspyramid_dir))
+
+
+def test_hub_entries_name_the_hub_dataset(bundles: dict[str, Path], tmp_path: Path) -> None:
+    entries = {entry.task_id: entry for entry in hub_entries(bundles["inspect"], tmp_path)}
+    assert set(entries) == set(TASKS)
+    for task, entry in entries.items():
+        assert entry.dataset_id == "ZhaoweiWang/AbsPyramid"
+        assert entry.dataset_revision == "8d48c28"  # the run read that very Hub dataset
+        assert f"PARTIAL: {LIMIT} of " in entry.notes
+        claimed = task_of(load(bundles["inspect"]), task)["metrics"]
+        headline = "macro_f1" if "_det_" in task else "rougeL"
+        assert entry.value == pytest.approx(claimed[headline]["value"])

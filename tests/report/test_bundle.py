@@ -422,3 +422,24 @@ def test_rescored_run_named_by_model_name_makes_a_bundle(
     assert bundle["model"]["label"] == "smollm2-judged-again"
     (task,) = bundle["tasks"]
     assert task["judge"]["endpoint"] == server.base_url
+
+
+@pytest.mark.slow
+def test_the_eee_export_carries_the_judge_and_its_calibration(
+    bundles: dict[str, Path], calibration: Path, tmp_path: Path
+) -> None:
+    from tests.report.eee_support import SMOLLM2, samples_for
+
+    code, printed = run_cli("export", "--to", "eee", str(bundles["lm-eval"]), "--out",
+                            str(tmp_path), "--model-id", SMOLLM2)  # fmt: skip
+    assert code == 0, printed
+    aggregate = json.loads(samples_for(tmp_path, "ccpt_pi_emergent")[0].read_text())
+    e = next(r for r in aggregate["evaluation_results"] if r["evaluation_result_id"].endswith(":E"))
+    scoring = e["metric_config"]["llm_scoring"]
+    figure = json.loads(calibration.read_text())
+    assert json.loads(scoring["additional_details"]["calibration"])["pairs"] == figure["pairs"]
+    (judge,) = scoring["judges"]
+    assert judge["model_info"]["name"] == "gpt-4o"
+    args = json.loads(aggregate["model_info"]["additional_details"]["args"])
+    assert args["gguf_file"] == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert aggregate["model_info"]["id"] == SMOLLM2

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +21,17 @@ from conceptcomb.report.validate import check_file
 from conceptcomb.testing.cggc_references import cggc_bundle
 from conceptcomb.testing.judge_server import LoopbackServer
 from tests.ccpt.conftest import include_args
+from tests.report.eee_support import (
+    SMOLLM2,
+    edited_reply_is_caught,
+    hub_entries,
+    partial_results,
+    reseal,
+    round_trip,
+    rows_of,
+    samples_for,
+    write_rows,
+)
 from tests.report.test_evidence import run_cli
 
 TASK = "cggc_ood_verified"
@@ -33,7 +45,7 @@ def _run(command: list[str]) -> None:
 
 @pytest.fixture(scope="module")
 def bundles(
-    smollm2_gguf: Path, smollm2_inspect_model: list[str], tmp_path_factory: pytest.TempPathFactory
+    smollm2_folder: Path, smollm2_inspect_model: list[str], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Path]:
     """One real lm-eval run and one real Inspect run of the task, each in its bundle."""
     root = tmp_path_factory.mktemp("cggc-runs")
@@ -42,7 +54,7 @@ def bundles(
         metadata = {**judge, "judge_cache": str(root / "judge.sqlite")}
         _run([
             "lm_eval", "--model", "hf",
-            "--model_args", f"pretrained={smollm2_gguf.parent},gguf_file={smollm2_gguf.name}",
+            "--model_args", f"pretrained={smollm2_folder}",
             "--tasks", TASK, "--limit", str(LIMIT), "--apply_chat_template",
             "--log_samples", "--output_path", str(root / "lm-eval"),
             "--metadata", json.dumps(metadata), *include_args(),
@@ -180,3 +192,85 @@ def test_score_samples_output_bundle_and_report_column(tmp_path: Path) -> None:
 
 def _task_named(bundle: dict, name: str) -> dict:
     return next(task for task in bundle["tasks"] if task["task"] == name)
+
+
+# --- Every Eval Ever and the Hub ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def exported(
+    bundles: dict[str, Path], eee_python: str, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
+    """Both runs' bundles as EEE files, valid for EEE and checked as the bundles."""
+    return round_trip(bundles, tmp_path_factory.mktemp("cggc-eee"), eee_python)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework", ["lm-eval", "inspect"])
+def test_eee_files_hold_the_verifier_the_demonstrations_and_the_corpus_metrics(
+    exported: dict[str, Path], framework: str, tmp_path: Path
+) -> None:
+    results = {
+        r["evaluation_result_id"].split(":")[1]: r
+        for r in partial_results(exported[framework], TASK, LIMIT)
+    }
+    bleu = results["bleu4"]["metric_config"]
+    assert bleu["additional_details"]["aggregation"] == "corpus" and "llm_scoring" not in bleu
+    verified = results["verified_share"]["metric_config"]["llm_scoring"]
+    assert "Relation: " in verified["input_prompt"]  # the verifier's prompt, per relation
+    _, samples = samples_for(exported[framework], TASK)
+    rows = rows_of(samples)
+    assert {row["evaluation_result_id"].split(":")[1] for row in rows} >= {"rouge2", "coverage"}
+    assert not any(row["evaluation_result_id"].endswith((":bleu4", ":cider")) for row in rows)
+    for row in rows:
+        demonstrations = json.loads(row["metadata"]["demonstrations"])
+        assert len(demonstrations) == 4 and row["input"]["reference"] == [row["sample_id"]]
+        assert isinstance(json.loads(row["metadata"]["verification"])["edges"], list)
+        assert row["answer_attribution"][0]["extracted_value"] == json.loads(
+            row["metadata"]["answer"]
+        )
+    edited_reply_is_caught(exported[framework], TASK, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework", ["lm-eval", "inspect"])
+def test_hub_entries_name_the_dataset_given(
+    bundles: dict[str, Path], framework: str, tmp_path: Path
+) -> None:
+    """The headline of a _verified task is BLEU-4 on the items the verifier kept: a run
+    where it kept none has no value to show, and says so."""
+    claimed = _task(json.loads(bundles[framework].read_text()))["metrics"]["bleu4_verified"]
+    if claimed["value"] is None:
+        code, printed = run_cli("export", "--to", "hf", str(bundles[framework]), "--out",
+                                str(tmp_path), "--dataset-id", "cggc=someone/cggc",
+                                "--model-id", SMOLLM2)  # fmt: skip
+        assert code == 2 and "its headline metric bleu4_verified has no value" in printed
+        return
+    (entry,) = hub_entries(bundles[framework], tmp_path, "cggc=someone/cggc")
+    assert (entry.dataset_id, entry.task_id) == ("someone/cggc", TASK)
+    assert entry.value == pytest.approx(claimed["value"])
+    assert "PARTIAL: 3 of 15985 test items" in entry.notes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("framework", ["lm-eval", "inspect"])
+def test_a_changed_verifier_verdict_in_the_files_is_caught(
+    exported: dict[str, Path], framework: str, tmp_path: Path
+) -> None:
+    """One verifier answer flipped in an item's rows, the files resealed as a forger would:
+    only the evidence tells, and it does (INVALID, exit 1)."""
+    copy = tmp_path / "edited"
+    shutil.copytree(exported[framework], copy)
+    _, samples = samples_for(copy, TASK)
+    rows = rows_of(samples)
+    answered = next(
+        row["sample_id"] for row in rows if json.loads(row["metadata"]["verification"])["edges"]
+    )
+    for row in rows:
+        if row["sample_id"] == answered:
+            verification = json.loads(row["metadata"]["verification"])
+            verification["edges"][0][3] = not verification["edges"][0][3]
+            row["metadata"]["verification"] = json.dumps(verification, ensure_ascii=False)
+    write_rows(samples, rows)
+    reseal(copy)
+    code, printed = run_cli("validate-bundle", str(copy))
+    assert code == 1 and ": INVALID" in printed and f"{TASK}: FAILED" in printed, printed
+    assert "its verdicts give verified=" in printed and "checksum" not in printed, printed

@@ -131,6 +131,7 @@ def load(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
+@pytest.mark.shared_data
 def test_full_group_bundle_is_small_and_verified(group_bundle: Path) -> None:
     assert group_bundle.stat().st_size < 2 * 1024 * 1024
     bundle = load(group_bundle)
@@ -164,6 +165,7 @@ def _edited(bundle: dict, task: str, edit) -> dict:
     return bundle
 
 
+@pytest.mark.shared_data
 def test_items_outside_the_test_set_or_twice_are_refused(group_bundle: Path) -> None:
     def foreign_and_twice(items: list) -> None:
         key = items[0]["id"].split(":", 1)[1]
@@ -175,6 +177,7 @@ def test_items_outside_the_test_set_or_twice_are_refused(group_bundle: Path) -> 
     assert any("ccpt_tp item tp_test:1: stored twice" in p for p in problems)
 
 
+@pytest.mark.shared_data
 def test_a_dropped_item_breaks_the_claimed_metrics(group_bundle: Path) -> None:
     problems = check_bundle(
         _edited(load(group_bundle), "ccpt_pi_canceled", lambda i: i.pop())
@@ -188,6 +191,7 @@ def test_a_dropped_item_breaks_the_claimed_metrics(group_bundle: Path) -> None:
     )
 
 
+@pytest.mark.shared_data
 def test_rescore_with_the_papers_judge_reproduces_the_full_group(
     group_bundle: Path, tmp_path: Path
 ) -> None:
@@ -204,6 +208,7 @@ def test_rescore_with_the_papers_judge_reproduces_the_full_group(
     assert asked > 0
 
 
+@pytest.mark.shared_data
 def test_report_reads_a_folder_of_bundles(group_bundle: Path, tmp_path: Path) -> None:
     folder = tmp_path / "submissions"
     folder.mkdir()
@@ -224,6 +229,7 @@ def test_report_reads_a_folder_of_bundles(group_bundle: Path, tmp_path: Path) ->
     assert "| verification |" in markdown and "| verified |" in markdown
 
 
+@pytest.mark.shared_data
 def test_bundle_benchmark_script_runs() -> None:
     script = REPO / "benchmarks" / "bundle_size.py"
     done = subprocess.run(
@@ -259,6 +265,7 @@ def score_and_bundle(tmp_path: Path, task: str, lines: list[dict], *judge: str) 
     return path
 
 
+@pytest.mark.shared_data
 def test_a_key_in_a_reply_is_redacted_in_the_evidence(tmp_path: Path) -> None:
     items = load_items(default_specs()[-1])[:3]  # ccpt_tp: no judge needed
     lines = [{"doc": item.as_doc(), "response": f'{{"property_type": "{item.label}"}}'}
@@ -280,6 +287,7 @@ def test_a_key_in_a_reply_is_redacted_in_the_evidence(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.shared_data
 def test_multi_oracle_items_are_checked_reply_by_reply(tmp_path: Path) -> None:
     spec = next(s for s in default_specs() if s.kind == "pi_emergent")
     items = load_items(spec)[:6]

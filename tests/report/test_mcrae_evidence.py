@@ -18,6 +18,14 @@ from conceptcomb.mcrae.metrics import MODES
 from conceptcomb.report.bundle import content_sha256
 from conceptcomb.report.validate import check_bundle
 from tests.ccpt.conftest import include_args
+from tests.report.eee_support import (
+    edited_reply_is_caught,
+    hub_entries,
+    partial_results,
+    round_trip,
+    rows_of,
+    samples_for,
+)
 from tests.report.test_evidence import run_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared_data]
@@ -32,13 +40,13 @@ def _run(command: list[str]) -> None:
 
 @pytest.fixture(scope="module")
 def bundles(
-    smollm2_gguf: Path, smollm2_inspect_model: list[str], tmp_path_factory: pytest.TempPathFactory
+    smollm2_folder: Path, smollm2_inspect_model: list[str], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Path]:
     """One lm-eval and one Inspect run of SmolLM2 on 2 concepts, and their bundles."""
     root = tmp_path_factory.mktemp("mcrae-evidence")
     _run([
         "lm_eval", "--model", "hf",
-        "--model_args", f"pretrained={smollm2_gguf.parent},gguf_file={smollm2_gguf.name}",
+        "--model_args", f"pretrained={smollm2_folder}",
         "--tasks", TASK, "--limit", str(LIMIT), "--apply_chat_template",
         "--gen_kwargs", "max_gen_toks=64", "--log_samples",
         "--output_path", str(root / "lm-eval"), *include_args(),
@@ -166,3 +174,38 @@ def test_report_marks_the_mcrae_rows_partial(bundles: dict[str, Path], tmp_path:
     with (tmp_path / "out" / "mcrae.csv").open(newline="") as handle:
         ours = [row for row in csv.DictReader(handle) if row["origin"] == "ours"]
     assert sorted(row["verification"] for row in ours) == ["partial", "partial"]
+
+
+# --- Every Eval Ever and the Hub ---------------------------------------------------------------
+@pytest.fixture(scope="module")
+def exported(
+    bundles: dict[str, Path], eee_python: str, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
+    """Both runs' bundles as EEE files, valid for EEE and checked as the bundles."""
+    return round_trip(bundles, tmp_path_factory.mktemp("mcrae-eee"), eee_python)
+
+
+@pytest.mark.parametrize("framework", ["lm-eval", "inspect"])
+def test_eee_rows_carry_each_propertys_matches(
+    exported: dict[str, Path], framework: str, tmp_path: Path
+) -> None:
+    folder = exported[framework]
+    results = {
+        r["evaluation_result_id"].split(":")[1]: r for r in partial_results(folder, TASK, LIMIT)
+    }
+    p10 = results["P@10"]["metric_config"]
+    assert (p10["metric_unit"], p10["min_score"], p10["max_score"]) == ("proportion", 0.0, 1.0)
+    assert results["n_properties"]["metric_config"]["max_score"] == "Infinity"
+    for row in rows_of(samples_for(folder, TASK)[1]):
+        matches = json.loads(row["metadata"]["matches"])
+        answer = json.loads(row["answer_attribution"][0]["extracted_value"])
+        assert set(matches) == set(MODES) and all(len(m) == len(answer) for m in matches.values())
+        assert row["input"]["reference"] == []  # the norms are not redistributed
+    edited_reply_is_caught(folder, TASK, tmp_path)
+
+
+def test_hub_entries_are_on_a_0_100_scale(bundles: dict[str, Path], tmp_path: Path) -> None:
+    (entry,) = hub_entries(bundles["lm-eval"], tmp_path, "mcrae=someone/mcrae-norms")
+    claimed = next(t for t in load(bundles["lm-eval"])["tasks"] if t["task"] == TASK)["metrics"]
+    assert entry.value == pytest.approx(100 * claimed["P@10"]["value"])  # a proportion, x100
+    assert "P@10 (a proportion, x100)" in entry.notes and entry.dataset_id == "someone/mcrae-norms"

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
-from conceptcomb.ccpt.tasks import TASK_VERSION
+from conceptcomb.ccpt.tasks import task_version
 from conceptcomb.cli import main
 from conceptcomb.common.runs import INSPECT, LM_EVAL
 from conceptcomb.report.runs import read_runs
@@ -105,7 +105,7 @@ def test_type_prediction_rows_are_the_runs_numbers(
     )
     assert ours["lm-eval"]["items"] == ours["inspect"]["items"] == "3/1000"
     # the task version each framework recorded (lm-eval `versions`, Inspect task `version`)
-    assert ours["lm-eval"]["task_version"] == ours["inspect"]["task_version"] == TASK_VERSION
+    assert ours["lm-eval"]["task_version"] == ours["inspect"]["task_version"] == task_version()
     (paper,) = [row for row in rows if row["origin"] == "published"]
     assert paper["model"] == "GPT-4o" and float(paper["accuracy"]) == 56.4
     assert paper["framework_or_source"] == "Song et al. (NAACL 2025), Table 5"
@@ -178,8 +178,8 @@ def test_no_published_option(real_runs: RealRuns, tmp_path: Path) -> None:
 def test_results_of_no_conceptcomb_task_are_refused(tmp_path: Path, capsys) -> None:
     other = tmp_path / "results_2024.json"
     other.write_text(json.dumps({"results": {"arc_easy": {"acc,none": 0.5}}, "configs": {}}))
-    assert main(["report", str(other), "--out", str(tmp_path / "out")]) == 2
-    assert "none of the results is from a conceptcomb task" in capsys.readouterr().err
+    assert main(["report", str(other), "--out", str(tmp_path / "out")]) == 1
+    assert "no results of a conceptcomb task in" in capsys.readouterr().err
 
 
 def test_rescored_replies_become_a_row_of_their_own(real_runs: RealRuns, tmp_path: Path) -> None:

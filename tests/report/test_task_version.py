@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from conceptcomb.ccpt.tasks import TASK_VERSION
+from conceptcomb.ccpt.tasks import task_version
 from conceptcomb.common.runs import Metric, ModelInfo, Run, TaskRun
 from conceptcomb.common.tables import PUBLISHED, Cell, Column, Row, Table, our_row, task_versions
 from conceptcomb.report.render import html_table, markdown, write_csv
@@ -37,23 +37,23 @@ def test_task_versions_text() -> None:
 
 
 def test_markdown_csv_and_html_show_the_version(tmp_path: Path) -> None:
-    shown = table(TASK_VERSION)
+    shown = table(task_version())
     text = markdown(shown)
     header = next(line for line in text.splitlines() if line.startswith("| model"))
     assert "| items | task version |" in header
     ours = next(line for line in text.splitlines() if "**model-0**" in line)
     paper = next(line for line in text.splitlines() if line.startswith("| GPT-4o"))
-    assert f"| 200 | {TASK_VERSION} |" in ours and "| – | – |" in paper
+    assert f"| 200 | {task_version()} |" in ours and "| – | – |" in paper
     assert "task version: the version of the tasks a row ran" in text
     assert "different task versions" not in text
 
     write_csv(shown, tmp_path / "t.csv")
     with (tmp_path / "t.csv").open(newline="", encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
-    assert [row["task_version"] for row in rows] == [TASK_VERSION, ""]
+    assert [row["task_version"] for row in rows] == [task_version(), ""]
 
     page = html_table(shown)
-    assert "<th>task version</th>" in page and f"<td>{TASK_VERSION}</td>" in page
+    assert "<th>task version</th>" in page and f"<td>{task_version()}</td>" in page
 
 
 def test_rows_of_different_versions_are_flagged() -> None:

@@ -27,8 +27,5 @@ def evidence() -> Any:
     return AbspyramidEvidence()
 
 
-BENCHMARK = Benchmark(
-    key="abspyramid",
-    title="AbsPyramid: abstraction detection and generation",
-    paper="Wang et al. (Findings of NAACL 2024)",
-)
+# Title, paper, version, tasks and data: the card, eval.yaml beside this file.
+BENCHMARK = Benchmark(key="abspyramid")

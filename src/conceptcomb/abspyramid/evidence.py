@@ -36,10 +36,11 @@ from conceptcomb.abspyramid.data import (
     file_name,
     load_items,
 )
+from conceptcomb.abspyramid.prompts import ANSWERS
 from conceptcomb.abspyramid.scoring import p_yes_from_top_logprobs
 from conceptcomb.abspyramid.tasks import DETECTION, AbsTaskSpec, spec_by_name
 from conceptcomb.common.datafiles import sha256_of
-from conceptcomb.common.evidence import ItemSet, RawItem, Recomputed, close, defined
+from conceptcomb.common.evidence import ItemSet, ItemView, RawItem, Recomputed, close, defined
 from conceptcomb.common.hubfiles import resolve_hub_files
 
 AbsItem = DetectionItem | GenerationItem
@@ -234,6 +235,11 @@ def _check_scores(spec: AbsTaskSpec, item: AbsItem, evidence: dict[str, Any]) ->
     return [f"the per-item scores stored are not those its reply gives ({shown:.300})"]
 
 
+def _texts(evidence: dict[str, Any]) -> list[str]:
+    gold = evidence.get("gold")
+    return [str(text) for text in gold] if isinstance(gold, list) else []
+
+
 def _mean(values: list[float]) -> tuple[float, float | None]:
     n = len(values)
     mean = math.fsum(values) / n
@@ -266,6 +272,22 @@ class AbspyramidEvidence:
         names = _item_metric_names(spec)
         scores = {name: value for name, value in defined(raw.scores).items() if name in names}
         return {**evidence, "scores": scores}
+
+    def item_view(self, task: str, evidence: dict[str, Any]) -> ItemView:
+        """The label predicted (Yes / No) or the concept generated, and the gold."""
+        spec = spec_by_name(task)
+        if spec.kind != DETECTION:
+            method = "conceptcomb.abspyramid.answers.first_line: the first non-empty line"
+            return ItemView([str(evidence.get("prediction") or "")], method, _texts(evidence))
+        pred, gold = evidence.get("pred"), evidence.get("gold")
+        answer = ANSWERS[pred] if pred in (0, 1) else ""
+        reference = [ANSWERS[gold]] if gold in (0, 1) else []
+        if spec.generative:
+            method = "conceptcomb.abspyramid.answers.parse_yes_no (none: counted as No)"
+            return ItemView([answer], method, reference)
+        stored = "loglikelihoods" if "loglikelihoods" in evidence else "top_logprobs"
+        method = f"P(Yes) from the {stored.replace('_', ' ')} of No and Yes, Yes when >= 0.5"
+        return ItemView([answer], method, reference, source=f"metadata.{stored}")
 
     # --- checking ------------------------------------------------------------------------
     def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:

@@ -34,10 +34,10 @@ from conceptcomb.abspyramid.scoring import (
 )
 from conceptcomb.abspyramid.tasks import (
     DETECTION,
-    TASK_VERSION,
     AbsTaskSpec,
     all_specs,
     spec_by_name,
+    task_version,
 )
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.frameworks.inspect_tasks import ItemMetrics, build_task, chat
@@ -164,7 +164,7 @@ def abspyramid_task(
         samples,
         detection_scorer(spec) if spec.kind == DETECTION else generation_scorer(spec),
         generate_config(spec),
-        TASK_VERSION,
+        task_version(),
         {"benchmark": "abspyramid", "kind": spec.kind, "relation": spec.relation},
     )
 

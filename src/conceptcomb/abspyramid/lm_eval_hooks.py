@@ -25,10 +25,12 @@ from conceptcomb.abspyramid.scoring import (
 )
 from conceptcomb.abspyramid.tasks import DETECTION, spec_by_name
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.frameworks.lm_eval_metadata import start_task
 
 
 def load_dataset(abspyramid_task: str, **metadata: Any) -> datasets.DatasetDict:
     """``custom_dataset``: lm-eval passes --metadata and --model_args as keywords."""
+    start_task(abspyramid_task, metadata)
     spec = spec_by_name(abspyramid_task)
     split = str(metadata.get("split") or "test")
     docs = build_docs(spec, split, metadata.get("data_dir"), metadata.get("seed"))

@@ -16,11 +16,11 @@ from conceptcomb.abspyramid.tasks import (
     ICL,
     ICL_COT,
     ICL_SHOTS,
-    TASK_VERSION,
     ZERO_SHOT,
     AbsTaskSpec,
     all_specs,
     default_specs,
+    task_version,
 )
 from conceptcomb.common.contract import MetricInfo
 from conceptcomb.frameworks import lm_eval_yaml
@@ -41,7 +41,7 @@ BASE = "_abspyramid_base_yaml"
 BASE_TEMPLATE = Template(
     BASE,
     lm_eval_yaml.hooked(
-        HOOKS, {"doc_to_target": "answer"}, {"metadata": {"version": float(TASK_VERSION)}}
+        HOOKS, {"doc_to_target": "answer"}, {"metadata": {"version": float(task_version())}}
     ),
 )
 # 10-shot: the instruction as description (system message with --apply_chat_template), then
@@ -126,7 +126,7 @@ def declaration() -> TaskYaml:
     specs = all_specs()
     kinds = map(_template, specs)
     leaves = [Leaf(spec.name, _kind(spec), tags=tags(spec)) for spec in specs]
-    group = Group(GROUP_NAME, [s.name for s in default_specs()], {"version": float(TASK_VERSION)})
+    group = Group(GROUP_NAME, [s.name for s in default_specs()], {"version": float(task_version())})
     return TaskYaml(
         "conceptcomb.abspyramid.lm_eval_yaml",
         [BASE_TEMPLATE, *lm_eval_yaml.one_per_kind(kinds)],

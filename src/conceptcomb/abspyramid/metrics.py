@@ -32,7 +32,7 @@ from functools import cache
 from typing import Any
 
 from conceptcomb.abspyramid.tasks import DETECTION, AbsTaskSpec
-from conceptcomb.common.contract import MetricInfo
+from conceptcomb.common.contract import PERCENT, PROPORTION, MetricInfo
 
 SCALE = 100.0
 NAN = float("nan")
@@ -47,17 +47,20 @@ MAX_ORDER = 4
 def metric_infos(spec: AbsTaskSpec) -> list[MetricInfo]:
     """Every metric a task reports, in display order."""
     if spec.kind == DETECTION:
-        infos = [MetricInfo(ACCURACY, True, "mean"), MetricInfo(MACRO_F1, True, "corpus")]
+        infos = [
+            MetricInfo(ACCURACY, True, "mean", scale=PERCENT),
+            MetricInfo(MACRO_F1, True, "corpus", scale=PERCENT),
+        ]
         if not spec.generative:
-            infos.append(MetricInfo(AUC, True, "corpus"))
+            infos.append(MetricInfo(AUC, True, "corpus", scale=PERCENT))
         return [*infos, MetricInfo(UNPARSABLE, False, "sum")]
     return [
-        MetricInfo(BLEU1, True, "corpus"),
-        MetricInfo(BLEU2, True, "corpus"),
-        MetricInfo(ROUGE2, True, "mean"),
-        MetricInfo(ROUGE_L, True, "mean"),
-        MetricInfo(METEOR, True, "mean"),
-        MetricInfo(BLEU_BP, True, "corpus"),
+        MetricInfo(BLEU1, True, "corpus", scale=PERCENT),
+        MetricInfo(BLEU2, True, "corpus", scale=PERCENT),
+        MetricInfo(ROUGE2, True, "mean", scale=PERCENT),
+        MetricInfo(ROUGE_L, True, "mean", scale=PERCENT),
+        MetricInfo(METEOR, True, "mean", scale=PERCENT),
+        MetricInfo(BLEU_BP, True, "corpus", scale=PROPORTION),  # BLEU's brevity penalty
         MetricInfo(EMPTY_PREDICTIONS, False, "sum"),
     ]
 

@@ -52,8 +52,8 @@ def abspyramid_detection(runs: Iterable[Run]) -> Table:
                 table.rows.append(our_row(run, setting, tasks, cells))
     table.rows += published_rows(published(), ABSPYRAMID_DETECTION)
     table.notes += [
-        "Percent. Tables 4 and 10 train/evaluate each relation separately (no All column); "
-        "Table 5 trains all relations together. Fine-tuned rows are not zero-shot models.",
+        "Values are percent. Tables 4 and 10 train/evaluate each relation separately (no All "
+        "column); Table 5 trains all relations together. Fine-tuned rows are not zero-shot models.",
         "Generated answers have no probability, hence no AUC (as the paper's LLM API rows).",
     ]
     return table

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conceptcomb.common.errors import UnknownTaskError
+from conceptcomb.common.evalcard import load_card
 from conceptcomb.common.lookup import find_named
 
 RELATIONS = ("noun", "verb", "event", "all")
@@ -43,9 +44,12 @@ DETECTION_VARIANTS = {
 }
 ICL_SHOTS = 10
 GROUP_NAME = "abspyramid"
-# 1.1: the 10 demonstrations are drawn per item (seeded), no longer the first 10 train
-# records; the _icl_cot tasks are new.
-TASK_VERSION = "1.1"
+
+
+def task_version() -> str:
+    """Every task's version: the card's (``eval.yaml``), read at each use; the README's
+    Changelog lists each change."""
+    return load_card(__package__ or "conceptcomb.abspyramid").version
 
 
 @dataclass(frozen=True)

@@ -66,8 +66,5 @@ def evidence() -> Any:
     return CcptEvidence()
 
 
-BENCHMARK = Benchmark(
-    key="ccpt",
-    title="CCPT: conceptual combination with property type",
-    paper="Song et al. (NAACL 2025)",
-)
+# Title, paper, version, tasks and data: the card, eval.yaml beside this file.
+BENCHMARK = Benchmark(key="ccpt")

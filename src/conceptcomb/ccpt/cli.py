@@ -115,8 +115,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         "calibrate", help="correlate a judge with CCPT's human relevance ratings"
     )
     calibrate.add_argument("--n", type=int, default=300, help="number of pairs (300)")
-    calibrate.add_argument("--seed", type=int, default=0)
-    calibrate.add_argument("--data-dir", default=None)
+    calibrate.add_argument("--seed", type=int, default=0, help="seed of the sampled pairs (0)")
+    calibrate.add_argument(
+        "--data-dir",
+        default=None,
+        help="the CCPT files (default: CONCEPTCOMB_DATA_DIR or the cache)",
+    )
     calibrate.add_argument("--output", help="write the correlations as JSON")
     add_judge_options(calibrate)
     calibrate.set_defaults(run=run_calibrate)

@@ -23,10 +23,14 @@ from conceptcomb.ccpt.metrics import aggregate
 from conceptcomb.ccpt.oracle import base_spec, best_of, oracle_metric_infos
 from conceptcomb.ccpt.scoring import ItemScore, finish_item, plan_item, without_judge
 from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
-from conceptcomb.common.evidence import ItemSet, RawItem, close, defined
+from conceptcomb.common.evidence import ItemSet, ItemView, RawItem, close, defined
 from conceptcomb.scorers.judge_base import JudgeReply
 
 FAILED_IN_RUN = "the judge failed on this question in the run"
+ANSWER_METHOD = (
+    "conceptcomb.ccpt.answers: the JSON dictionary the prompt asks for (in_dict), else the "
+    "fields found in the text; noun phrase completion's modifier by the npc_modifier rule"
+)
 
 
 @lru_cache(maxsize=32)
@@ -78,6 +82,17 @@ class CcptEvidence:
             }
         reply = raw.replies[0] if raw.replies else ""
         return {**_reply_evidence(spec, raw.doc, reply, raw.record), "scores": defined(raw.scores)}
+
+    def item_view(self, task: str, evidence: dict[str, Any]) -> ItemView:
+        """Each reply's parsed fields as JSON; no reference: the gold stays in the pinned
+        dataset, which conceptcomb does not redistribute (the item's id names it)."""
+        records = evidence.get("samples") if spec_by_name(task).oracle else [evidence]
+        answers = [
+            "" if record.get("answer") is None else json.dumps(record["answer"], ensure_ascii=False)
+            for record in records or []
+            if isinstance(record, dict)
+        ]
+        return ItemView(answers, ANSWER_METHOD, [])
 
     # --- checking ------------------------------------------------------------------------
     def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:

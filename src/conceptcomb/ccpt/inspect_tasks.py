@@ -29,18 +29,19 @@ from conceptcomb.ccpt.data import CcptItem, load_items
 from conceptcomb.ccpt.inspect_methods import oracle_scorer, sample_n, spreading_activation
 from conceptcomb.ccpt.metrics import CONFUSION_KEYS, metric_infos
 from conceptcomb.ccpt.modifiers import OPTION, task_rule
-from conceptcomb.ccpt.oracle import ORACLE_N, ORACLE_TEMPERATURE, ORACLE_TOP_P, SUFFIX, base_spec
+from conceptcomb.ccpt.oracle import ORACLE_N, ORACLE_TEMPERATURE, ORACLE_TOP_P, base_spec
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
 from conceptcomb.ccpt.sa_prompts import sa_user_prompt
 from conceptcomb.ccpt.scoring import ItemScore, plan_item, score_reply
 from conceptcomb.ccpt.spreading import SaSettings, load_graph, offline_trace
 from conceptcomb.ccpt.tasks import (
     NPC_EMERGENT,
-    TASK_VERSION,
     CcptTaskSpec,
     all_specs,
+    headline_metric,
     method_specs,
     spec_by_name,
+    task_version,
 )
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.frameworks.inspect_tasks import (
@@ -177,10 +178,10 @@ def ccpt_task(name: str, options: CcptOptions) -> Task:
         samples(spec, items),
         ccpt_scorer(spec, sessions, setup.rule),
         GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
-        TASK_VERSION,
+        task_version(),
         setup.metadata,
         setup=preflight_setup(sessions),
-        headline=spec.score_name if spec.generative else "accuracy",
+        headline=headline_metric(spec.name),
     )
 
 
@@ -197,11 +198,11 @@ def sa_task(name: str, options: SaOptions) -> Task:
         ccpt_scorer(spec, sessions, setup.rule),
         # Greedy by default, activation and filter calls included.
         GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
-        TASK_VERSION,
+        task_version(),
         {**setup.metadata, "spreading_activation": sa.as_dict()},
         solver=spreading_activation(spec, sa, graph) if needs_model else None,
         setup=preflight_setup(sessions),
-        headline=spec.score_name,
+        headline=headline_metric(spec.name),
     )
 
 
@@ -223,11 +224,11 @@ def oracle_task(name: str, options: OracleOptions) -> Task:
         GenerateConfig(
             temperature=ORACLE_TEMPERATURE, top_p=ORACLE_TOP_P, max_tokens=spec.max_tokens
         ),
-        TASK_VERSION,
+        task_version(),
         {**setup.metadata, "oracle_n": oracle_n},
         solver=sample_n(oracle_n),
         setup=preflight_setup(sessions),
-        headline=spec.score_name + SUFFIX,
+        headline=headline_metric(spec.name),
     )
 
 

@@ -21,11 +21,13 @@ from conceptcomb.ccpt.modifiers import OPTION, resolve_npc_modifier, task_rule
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
 from conceptcomb.ccpt.scoring import ItemScore, plan_item, score_replies
 from conceptcomb.ccpt.tasks import NPC_EMERGENT, CcptTaskSpec, spec_by_name
+from conceptcomb.frameworks.lm_eval_metadata import start_task
 from conceptcomb.scorers.lm_eval_judge import (
     doc_judge_settings,
     report_judge_usage,
     resolve_judge_settings,
 )
+from conceptcomb.scorers.ranks import shared_questions
 from conceptcomb.scorers.rating import JudgeUsage
 
 log = logging.getLogger("conceptcomb")
@@ -77,6 +79,7 @@ def judged_metrics(result: dict[str, Any]) -> dict[str, float]:
 
 def load_dataset(ccpt_task: str, **metadata: Any) -> datasets.DatasetDict:
     """``custom_dataset``: lm-eval passes --metadata and --model_args as keywords."""
+    start_task(ccpt_task, metadata)
     spec = spec_by_name(ccpt_task)
     extra = scoring_fields(spec, metadata)
     if spec.generative:
@@ -92,12 +95,14 @@ def judge_task(
 ) -> list[dict[str, Any]]:
     """A judge filter's work: ``score(spec, items, replies, settings, rule)`` scores all
     replies of one task in one batch; the judge's usage is reported; each doc becomes its
-    score record."""
-    if not docs:
-        return []
-    spec, items = task_items(docs)
-    settings = doc_judge_settings(docs[0])
-    scores, usage = score(spec, items, replies, settings, doc_npc_modifier(docs[0]))
+    score record. In a data-parallel run the processes pool their questions
+    (`shared_questions`), even one whose share of the docs is empty."""
+    with shared_questions():
+        if not docs:
+            return []
+        spec, items = task_items(docs)
+        settings = doc_judge_settings(docs[0])
+        scores, usage = score(spec, items, replies, settings, doc_npc_modifier(docs[0]))
     report_judge_usage(spec.name, usage)
     return [record.to_json() for record in scores]
 

@@ -36,6 +36,7 @@ from conceptcomb.ccpt.scoring import plan_item, without_judge
 from conceptcomb.ccpt.spreading import SaSettings, load_graph, offline_trace
 from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.frameworks.lm_eval_metadata import start_task
 from conceptcomb.scorers.lm_eval_judge import (
     resolve_judge_settings,
 )
@@ -77,6 +78,7 @@ def build_docs(
 def load_dataset(ccpt_task: str, **metadata: Any) -> datasets.DatasetDict:
     """``custom_dataset``; --metadata may set sa_iterations, sa_epsilon, sa_seed, sa_graph
     and npc_modifier."""
+    start_task(ccpt_task, metadata)
     spec = spec_by_name(ccpt_task)
     judge = resolve_judge_settings(metadata)
     items = load_items(spec, metadata.get("data_dir"))

@@ -11,12 +11,12 @@ from conceptcomb.ccpt.oracle import ORACLE_N, ORACLE_TEMPERATURE, ORACLE_TOP_P, 
 from conceptcomb.ccpt.tasks import (
     GROUP_NAME,
     PI_CANCELED,
-    TASK_VERSION,
     TYPE_PREDICTION,
     CcptTaskSpec,
     all_specs,
     default_specs,
     lm_eval_method_specs,
+    task_version,
 )
 from conceptcomb.frameworks import lm_eval_yaml
 from conceptcomb.frameworks.lm_eval_yaml import Function, Group, Leaf, TaskYaml, Template
@@ -34,7 +34,7 @@ BASE_TEMPLATE = Template(
         HOOKS,
         {"output_type": "generate_until", "num_fewshot": 0, "description": "system_prompt"}
         | {"doc_to_text": "prompt", "doc_to_target": "target"},
-        {"metadata": {"version": float(TASK_VERSION)}},
+        {"metadata": {"version": float(task_version())}},
     ),
     comments={
         "description": "The system prompt (paper Table 9) and the user prompt are rendered by "
@@ -104,7 +104,7 @@ def declaration() -> TaskYaml:
     templates = [BASE_TEMPLATE, *lm_eval_yaml.one_per_kind(map(_template, specs)), ORACLE_TEMPLATE]
     leaves = [Leaf(spec.name, _kind(spec), tags=tags(spec)) for spec in specs]
     leaves += [_method_leaf(spec) for spec in lm_eval_method_specs()]
-    group = Group(GROUP_NAME, [s.name for s in default_specs()], {"version": float(TASK_VERSION)})
+    group = Group(GROUP_NAME, [s.name for s in default_specs()], {"version": float(task_version())})
     return TaskYaml("conceptcomb.ccpt.lm_eval_yaml", templates, leaves, "ccpt_task", [group])
 
 

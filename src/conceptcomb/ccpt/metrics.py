@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from conceptcomb.ccpt.data import PROPERTY_TYPES
 from conceptcomb.ccpt.tasks import PI_CANCELED, TYPE_PREDICTION, CcptTaskSpec
-from conceptcomb.common.contract import MetricInfo
+from conceptcomb.common.contract import PERCENT, MetricInfo
 from conceptcomb.common.results import sem
 
 NAN = float("nan")
@@ -50,18 +50,19 @@ def metric_infos(spec: CcptTaskSpec) -> list[MetricInfo]:
     counts = [MetricInfo(FORMAT_FAILURES, False, "sum"), MetricInfo(NON_DICT_ANSWERS, False, "sum")]
     if spec.kind == TYPE_PREDICTION:
         cells = [
-            MetricInfo(confusion_key(gold, predicted), gold == predicted, "mean")
+            MetricInfo(confusion_key(gold, predicted), gold == predicted, "mean", scale=PERCENT)
             for gold in PROPERTY_TYPES
             for predicted in PROPERTY_TYPES
         ]
-        return [MetricInfo("accuracy", True, "mean"), *cells, *counts]
+        return [MetricInfo("accuracy", True, "mean", scale=PERCENT), *cells, *counts]
     canceled = spec.kind == PI_CANCELED
+    # R (x100) and E / C = max(R_NP - R_HMP, 0) or max(R_HMP - R_NP, 0): 0 to 100.
     return [
-        MetricInfo("R_HMP", canceled, "mean"),
-        MetricInfo("R_NP", not canceled, "mean"),
-        MetricInfo(spec.score_name, True, "mean"),
+        MetricInfo("R_HMP", canceled, "mean", scale=PERCENT, judged=True),
+        MetricInfo("R_NP", not canceled, "mean", scale=PERCENT, judged=True),
+        MetricInfo(spec.score_name, True, "mean", scale=PERCENT, judged=True),
         *counts,
-        MetricInfo(JUDGE_FAILURES, False, "sum"),
+        MetricInfo(JUDGE_FAILURES, False, "sum", judged=True),
     ]
 
 

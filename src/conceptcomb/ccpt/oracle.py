@@ -25,11 +25,11 @@ from conceptcomb.ccpt.metrics import (
     JUDGE_FAILURES,
     NAN,
     NON_DICT_ANSWERS,
-    MetricInfo,
 )
 from conceptcomb.ccpt.modifiers import LEMMA
 from conceptcomb.ccpt.scoring import ItemScore, score_replies
 from conceptcomb.ccpt.tasks import PI_CANCELED, CcptTaskSpec
+from conceptcomb.common.contract import PERCENT, MetricInfo
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.rating import JudgeUsage
 
@@ -52,12 +52,15 @@ def _directions(spec: CcptTaskSpec) -> dict[str, bool]:
 
 def oracle_metric_infos(spec: CcptTaskSpec) -> list[MetricInfo]:
     """The oracle task's metrics: best-of-N means, then counts (replies, items)."""
-    best = [MetricInfo(name + SUFFIX, up, "mean") for name, up in _directions(spec).items()]
+    best = [
+        MetricInfo(name + SUFFIX, up, "mean", scale=PERCENT, judged=True)
+        for name, up in _directions(spec).items()
+    ]
     return [
         *best,
         MetricInfo(FORMAT_FAILURES, False, "sum"),  # replies, over all N per item
         MetricInfo(NON_DICT_ANSWERS, False, "sum"),  # replies
-        MetricInfo(JUDGE_FAILURES, False, "sum"),  # items left out
+        MetricInfo(JUDGE_FAILURES, False, "sum", judged=True),  # items left out
     ]
 
 

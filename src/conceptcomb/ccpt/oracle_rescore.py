@@ -16,7 +16,7 @@ from typing import Any
 from conceptcomb.ccpt.data import CcptItem
 from conceptcomb.ccpt.modifiers import LEMMA, task_rule
 from conceptcomb.ccpt.oracle import OracleScore, oracle_metric_infos, score_oracle_replies
-from conceptcomb.ccpt.tasks import TASK_VERSION, spec_by_name
+from conceptcomb.ccpt.tasks import spec_by_name, task_version
 from conceptcomb.common.contract import MetricInfo
 from conceptcomb.common.errors import ConfigError, DataFormatError
 from conceptcomb.common.jsonl import read_jsonl
@@ -112,7 +112,7 @@ def rescore_oracle(
         _write_samples(samples_output, groups, scores)
     return ScoreReport(
         task=task,
-        version=TASK_VERSION,
+        version=task_version(),
         filter_name="oracle",
         metrics=_aggregate(oracle_metric_infos(spec), [score.metrics for score in scores]),
         predictions=str(path),

@@ -10,7 +10,7 @@ from conceptcomb.ccpt.data import CcptItem
 from conceptcomb.ccpt.metrics import aggregate, metric_infos
 from conceptcomb.ccpt.modifiers import LEMMA, task_rule
 from conceptcomb.ccpt.scoring import ItemScore, score_replies
-from conceptcomb.ccpt.tasks import TASK_VERSION, spec_by_name
+from conceptcomb.ccpt.tasks import spec_by_name, task_version
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.common.predictions import read_predictions
 from conceptcomb.common.results import MetricValue, ScoreReport
@@ -57,7 +57,7 @@ def rescore(
         )
     return ScoreReport(
         task=task,
-        version=TASK_VERSION,
+        version=task_version(),
         filter_name="judged" if spec.generative else "none",
         metrics=metrics,
         predictions=str(predictions_path),

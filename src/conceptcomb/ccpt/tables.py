@@ -118,8 +118,8 @@ def ccpt_type_prediction(runs: Iterable[Run]) -> Table:
                 table.rows.append(our_row(run, setting, tasks, cells))
     table.rows += published_rows(published(), CCPT_TYPE_PREDICTION)
     table.notes.append(
-        "Percent. gold→predicted cells are the row-normalised confusion matrix (each gold "
-        "type's row sums to 100); em emergent, co component, ca canceled, ot others."
+        "Values are percent. gold→predicted cells are the row-normalised confusion matrix (each "
+        "gold type's row sums to 100); em emergent, co component, ca canceled, ot others."
     )
     return table
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conceptcomb.common.errors import UnknownTaskError
+from conceptcomb.common.evalcard import load_card
 from conceptcomb.common.lookup import find_named
 
 PI_EMERGENT = "pi_emergent"
@@ -36,7 +37,17 @@ SA_METHODS = (SA_LLM, SA_CONCEPTNET, SA_BOTH, SA_CONCEPTNET_NOFILTER)
 ORACLE = "oracle"
 SUBSETS = ("test", "full")
 GROUP_NAME = "ccpt"
-TASK_VERSION = "1.0"
+
+
+def task_version() -> str:
+    """Every task's version: the card's (``eval.yaml``), read at each use; the README's
+    Changelog lists each change."""
+    return load_card(__package__ or "conceptcomb.ccpt").version
+
+
+def headline_metric(task: str) -> str:
+    """The metric that sums a task up (Inspect's log listings, leaderboards): the card's."""
+    return load_card(__package__ or "conceptcomb.ccpt").task(task).headline_metric
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,11 @@ sees it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from conceptcomb.common.contract import Benchmark, MetricInfo
+from conceptcomb.common.contract import PERCENT, Benchmark, MetricInfo
 
 if TYPE_CHECKING:
     from conceptcomb.common.results import ScoreReport
@@ -19,11 +20,12 @@ def tasks() -> dict[str, list[MetricInfo]]:
     from conceptcomb.cggc.verification import SUFFIX, VERIFIED_SHARE, VERIFIER_FAILURES
 
     plain = list(METRICS)
+    # The verifier (an LLM judge) decides which items the *_verified metrics keep.
     verified = [
         *plain,
-        *(MetricInfo(i.name + SUFFIX, i.higher_is_better, i.aggregation, i.title) for i in plain),
-        MetricInfo(VERIFIED_SHARE),
-        MetricInfo(VERIFIER_FAILURES, False, "sum"),
+        *(replace(i, name=i.name + SUFFIX, judged=True) for i in plain),
+        MetricInfo(VERIFIED_SHARE, scale=PERCENT, judged=True),
+        MetricInfo(VERIFIER_FAILURES, False, "sum", judged=True),
     ]
     found = {"cggc": plain}  # the Inspect task of that name (lm-eval: the group)
     found.update({spec.name: plain for spec in all_specs()})
@@ -77,14 +79,18 @@ def rescore(
     return rescore_replies(task, predictions, settings, samples_output)
 
 
+def judged(task: str) -> bool:
+    """The ``_verified`` tasks ask an LLM judge (the verifier) about each graph relation."""
+    from conceptcomb.cggc.tasks import all_specs, verified_specs
+
+    return task in {spec.name for spec in verified_specs()} - {s.name for s in all_specs()}
+
+
 def evidence() -> Any:
     from conceptcomb.cggc.evidence import CggcEvidence
 
     return CggcEvidence()
 
 
-BENCHMARK = Benchmark(
-    key="cggc",
-    title="CGGC: compositional generalization in graph-grounded generative commonsense",
-    paper="Fu and Frank (Findings of EMNLP 2024)",
-)
+# Title, paper, version, tasks and data: the card, eval.yaml beside this file.
+BENCHMARK = Benchmark(key="cggc")

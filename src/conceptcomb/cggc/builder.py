@@ -348,11 +348,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the pool/test split")
     parser.add_argument("--splits", default="train,valid", help="CommonGen splits to use")
     parser.add_argument("--limit", type=int, help="only the first N concept sets of each split")
-    parser.add_argument("--test-fraction", type=float, default=0.4)
-    parser.add_argument("--min-label-items", type=int, default=5)
+    parser.add_argument(
+        "--test-fraction",
+        type=float,
+        default=0.4,
+        help="share of the compositional items that go to the test set (0.4, Table 12's)",
+    )
+    parser.add_argument(
+        "--min-label-items",
+        type=int,
+        default=5,
+        help="fewest items a compositional graph label needs to be kept (5, the paper's)",
+    )
     parser.add_argument("--sbert-model", default=PACKAGED_MODEL, help="sentence-transformers model")
     parser.add_argument("--device", help="torch device for SBERT (default: automatic)")
-    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument(
+        "--batch-size", type=int, default=256, help="sentences per SBERT batch (256)"
+    )
     parser.add_argument(
         "--workers",
         type=int,

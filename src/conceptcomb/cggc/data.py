@@ -42,7 +42,7 @@ from typing import Any
 from conceptcomb.cggc.graphs import GraphEdge, structure_type
 from conceptcomb.cggc.relations import make_label, split_label
 from conceptcomb.common.conceptnet import concept_name
-from conceptcomb.common.datafiles import DATA_DIR_ENV
+from conceptcomb.common.datafiles import DATA_DIR_ENV, cache_root
 from conceptcomb.common.errors import DataFormatError, DataUnavailableError
 from conceptcomb.common.jsonl import COLON, read_jsonl
 
@@ -50,6 +50,7 @@ POOL_FILE = "compos_train"
 TEST_FILE = "compos_test"
 SUFFIXES = (".jsonl", ".jsonl.gz", ".json", "")
 MANIFEST = "SHA256SUMS"
+BUILD_INFO = "build_info.json"  # what `conceptcomb cggc build` records of a build
 # The dataset shipped in the wheel (CC BY-SA 4.0, see its LICENSE.md) and the sha256 of its
 # manifest: a damaged or edited copy is refused.
 PACKAGED_DIR = Path(__file__).resolve().parent / "packaged_data"
@@ -282,9 +283,30 @@ def load_dataset(data_dir: str | os.PathLike[str] | None = None) -> CggcDataset:
     return _load(str(folder), str(pool_path), str(test_path), stamp)
 
 
-@lru_cache(maxsize=4)
-def _load(folder: str, pool_path: str, test_path: str, _stamp: tuple) -> CggcDataset:
+def describe_dataset(data_dir: str | os.PathLike[str] | None = None) -> str:
+    """`CggcDataset.describe` of the dataset the tasks read, checked as `load_dataset`
+    checks it; the shipped one by its files' sha256 alone (no item parsed: ~0.2 s, not ~9 s
+    of CPU), as they are pinned."""
+    folder = dataset_dir(data_dir)
+    if folder != PACKAGED_DIR:
+        return load_dataset(folder).describe()
+    pool_path, test_path = _find_file(folder, POOL_FILE), _find_file(folder, TEST_FILE)
+    assert pool_path is not None and test_path is not None
     contents = {Path(path): read_bytes(Path(path)) for path in (pool_path, test_path)}
+    sha256 = _checked_sha256(folder, pool_path, test_path, contents)
+    try:  # the build's record of the pinned files (a line holds a concept set's items)
+        info = json.loads((folder / BUILD_INFO).read_text(encoding="utf-8"))
+        items = int(info["counts"]["test_items"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return load_dataset(folder).describe()
+    return f"the dataset shipped with conceptcomb (sha256 {sha256[:12]}, {items:,} test items)"
+
+
+def _checked_sha256(
+    folder: Path | str, pool_path: Path | str, test_path: Path | str, contents: dict[Path, bytes]
+) -> str:
+    """The dataset's identity: the sha256 of its files' manifest (the shipped files must
+    be the pinned ones)."""
     digests = {
         f"{stem}.jsonl": hashlib.sha256(contents[Path(path)]).hexdigest()
         for stem, path in ((POOL_FILE, pool_path), (TEST_FILE, test_path))
@@ -293,14 +315,75 @@ def _load(folder: str, pool_path: str, test_path: str, _stamp: tuple) -> CggcDat
     sha256 = hashlib.sha256(listed.encode()).hexdigest()
     if Path(folder) == PACKAGED_DIR:
         _check_packaged(listed, sha256)
-    pool = read_items(Path(pool_path), "train", contents[Path(pool_path)])
-    test = read_items(Path(test_path), "test", contents[Path(test_path)])
-    if not pool or not test:
-        empty = pool_path if not pool else test_path
-        raise DataFormatError(f"{empty} holds no item. {BUILD_HINT}")
+    return sha256
+
+
+@lru_cache(maxsize=4)
+def _load(folder: str, pool_path: str, test_path: str, _stamp: tuple) -> CggcDataset:
+    contents = {Path(path): read_bytes(Path(path)) for path in (pool_path, test_path)}
+    sha256 = _checked_sha256(folder, pool_path, test_path, contents)
+    cached = _cached_items(sha256)
+    if cached is not None:
+        pool, test = cached
+    else:
+        pool = read_items(Path(pool_path), "train", contents[Path(pool_path)])
+        test = read_items(Path(test_path), "test", contents[Path(test_path)])
+        if not pool or not test:
+            empty = pool_path if not pool else test_path
+            raise DataFormatError(f"{empty} holds no item. {BUILD_HINT}")
+        _store_items(sha256, pool, test)
     dataset = CggcDataset(Path(folder), tuple(pool), tuple(test), sha256)
     log.info("CGGC: %s", dataset.describe())
     return dataset
+
+
+# The items of a dataset, as parsed from its files, kept in the user cache under the
+# dataset's sha256 (`cached_items_path`): every process that reads CGGC (each lm-eval or
+# Inspect run of its tasks, the demo) parsed ~50 MB of JSON for them, ~9 s of CPU; the
+# cached ones load in a fraction of a second. The files are hashed as ever (the sha256 is
+# the dataset's identity), so a changed file is parsed again.
+_ITEMS_FORMAT = 1
+
+
+def cached_items_path(sha256: str) -> Path:
+    return cache_root() / "cggc" / f"items-{sha256[:16]}-v{_ITEMS_FORMAT}.json"
+
+
+def _cached_items(sha256: str) -> tuple[list[CggcItem], list[CggcItem]] | None:
+    try:
+        stored = json.loads(cached_items_path(sha256).read_bytes())
+        if stored["dataset_sha256"] != sha256:
+            return None
+        return (
+            [_from_row(row, "train") for row in stored["pool"]],
+            [_from_row(row, "test") for row in stored["test"]],
+        )
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None  # none yet, or not one we wrote: parse the files
+
+
+def _store_items(sha256: str, pool: list[CggcItem], test: list[CggcItem]) -> None:
+    """Written to a temporary file and renamed: a reader never sees half of it."""
+    path = cached_items_path(sha256)
+    rows = {"dataset_sha256": sha256, "pool": [*map(_row, pool)], "test": [*map(_row, test)]}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
+        temporary.write_text(json.dumps(rows, separators=(",", ":")), encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as err:  # a cache only: the next run parses the files again
+        log.debug("CGGC: items not cached (%s)", err)
+
+
+def _row(item: CggcItem) -> list[Any]:
+    return [item.item_id, item.concept_set_idx, item.concepts, item.target, item.graph_label,
+            item.edges, item.structure]  # fmt: skip
+
+
+def _from_row(row: list[Any], split: str) -> CggcItem:
+    item_id, set_idx, concepts, target, label, edges, structure = row
+    return CggcItem(item_id, set_idx, tuple(concepts), target, label,
+                    tuple(map(tuple, edges)), structure, split)  # fmt: skip
 
 
 def _check_packaged(listed: str, sha256: str) -> None:

@@ -43,7 +43,7 @@ from conceptcomb.cggc.verification import (
     edge_questions,
     with_verified,
 )
-from conceptcomb.common.evidence import ItemSet, RawItem, Recomputed, close, defined
+from conceptcomb.common.evidence import ItemSet, ItemView, RawItem, Recomputed, close, defined
 from conceptcomb.common.results import sem
 
 PER_ITEM = ("rouge2", "rougeL", "coverage")  # means of per-item values; the rest are corpus
@@ -90,7 +90,7 @@ def _test_items(task: str, options: tuple[tuple[str, Any], ...]) -> dict[str, Te
         f"{TEST_FILE}:{item.item_id}": TestItem(
             item, tuple(_stable_id(digests, pool, d.item_id) for d in demos)
         )
-        for item, demos in task_pairs(spec, resolved)
+        for item, demos in task_pairs(spec, resolved, announce=False)  # a bundle, not a run
     }
 
 
@@ -160,6 +160,13 @@ class CggcEvidence:
         if verification is not None:
             evidence["verification"] = verification
         return {**evidence, "scores": defined(raw.scores)}
+
+    def item_view(self, task: str, evidence: dict[str, Any]) -> ItemView:
+        """The sentence scored; the reference is the item's own sentence, by its id."""
+        method = "conceptcomb.cggc.scoring.prediction_of: the reply's sentence, cleaned"
+        return ItemView(
+            [str(evidence.get("answer") or "")], method, _strings(evidence, "references")
+        )
 
     # --- checking ------------------------------------------------------------------------
     def prepare(self, task: str, items: list[dict[str, Any]]) -> None:
@@ -257,6 +264,11 @@ class CggcEvidence:
         else:
             result.metrics["spice" + suffix] = (metrics.spice(records), None)
         return result
+
+
+def _strings(evidence: dict[str, Any], key: str) -> list[str]:
+    value = evidence.get(key)
+    return [str(v) for v in value] if isinstance(value, list) else []
 
 
 def _answer(style: str, evidence: dict[str, Any]) -> str:

@@ -35,11 +35,10 @@ from typing_extensions import Unpack
 
 from conceptcomb.cggc.data import CggcItem, load_dataset
 from conceptcomb.cggc.demos import order_name
-from conceptcomb.cggc.metrics import METRICS, Scored
+from conceptcomb.cggc.metrics import METRICS, Scored, check_libraries
 from conceptcomb.cggc.prompts import MAX_NEW_TOKENS, chat_turns, question, style_named
 from conceptcomb.cggc.scoring import corpus_score, score_doc
 from conceptcomb.cggc.tasks import (
-    TASK_VERSION,
     CggcTaskSpec,
     TaskOptions,
     all_specs,
@@ -47,6 +46,7 @@ from conceptcomb.cggc.tasks import (
     item_doc,
     spec_by_name,
     task_pairs,
+    task_version,
     verified_specs,
 )
 from conceptcomb.cggc.verification import (
@@ -168,6 +168,7 @@ def cggc_task(
     scorer: Scorer | None = None,
     setup: Solver | None = None,
 ) -> Task:
+    check_libraries()  # the cggc extra, before any model generates
     style = spec.prompt_style
     return build_task(
         spec.name,
@@ -175,7 +176,7 @@ def cggc_task(
         scorer or cggc_scorer(options.spice_jars),
         # Greedy, 20 new tokens (the authors' run-main.sh).
         GenerateConfig(temperature=0.0, max_tokens=MAX_NEW_TOKENS, stop_seqs=list(style.until)),
-        TASK_VERSION,
+        task_version(),
         {
             "benchmark": "cggc",
             "task": spec.name,
@@ -284,6 +285,7 @@ def verified_task(name: str, options: VerifiedOptions) -> Task:
     """One of the CGGC tasks with relation verification by a judge, by name."""
     check_options(name, options, VerifiedOptions)
     task_options = _options(options)  # TaskOptions reads its own options only
+    check_libraries()  # before the judge's checks, which may load a model
     sessions = InspectVerifierSessions(judge_settings(options), name, chosen_options(options))
     scorer = cggc_verified_scorer(task_options.spice_jars, sessions)
     return cggc_task(spec_by_name(name), task_options, scorer, preflight_setup(sessions))

@@ -37,6 +37,7 @@ from conceptcomb.cggc.tasks import (
 )
 from conceptcomb.common.demonstrations import OrderedDemonstrations
 from conceptcomb.common.errors import DataFormatError, DataUnavailableError
+from conceptcomb.frameworks.lm_eval_metadata import start_task
 from conceptcomb.frameworks.lm_eval_sampler import OrderedSampler
 
 DEMONSTRATIONS = "demonstrations"  # the few-shot split
@@ -45,6 +46,8 @@ SPICE_JARS = "spice_jars"  # the doc field of SPICE's jar folder option
 
 def load_dataset(cggc_task: str, **metadata: Any) -> datasets.DatasetDict:
     """``custom_dataset``: lm-eval passes --metadata and --model_args as keywords."""
+    start_task(cggc_task, metadata)
+    metrics.check_libraries()
     spec = spec_by_name(cggc_task)
     options = TaskOptions.resolve(metadata)
     dataset = load_cggc(options.data_dir)

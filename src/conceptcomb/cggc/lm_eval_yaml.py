@@ -14,11 +14,11 @@ from conceptcomb.cggc.tasks import (
     FIG4_GROUP,
     GROUP_NAME,
     TABLE6_GROUP,
-    TASK_VERSION,
     CggcTaskSpec,
     all_specs,
     fig4_specs,
     table6_specs,
+    task_version,
     verified_specs,
 )
 from conceptcomb.cggc.verification import SUFFIX, VERIFIED_SHARE, VERIFIER_FAILURES
@@ -46,7 +46,7 @@ BASE_TEMPLATE = Template(
             "doc_to_target": "target",
             "target_delimiter": " ",
         },
-        {"metadata": {"version": float(TASK_VERSION)}},
+        {"metadata": {"version": float(task_version())}},
     ),
     comments={
         "fewshot_split": "Candidates: the pool (ood) or the other test items (id).",
@@ -122,7 +122,7 @@ def declaration() -> TaskYaml:
     plain = [replace(spec, verify=False) for spec in specs]  # a verified kind extends its style
     kinds = lm_eval_yaml.one_per_kind(map(_template, [*plain, *specs]))
     leaves = [Leaf(spec.name, _kind(spec), tags=tags(spec)) for spec in specs]
-    version = {"version": float(TASK_VERSION)}
+    version = {"version": float(task_version())}
     groups = [
         Group(GROUP_NAME, ["cggc_id", "cggc_ood"], version),
         Group(TABLE6_GROUP, [spec.name for spec in table6_specs()], version),

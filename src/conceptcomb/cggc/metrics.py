@@ -17,6 +17,7 @@ not say; CommonGen pools all references of a concept set).
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import math
 import os
@@ -27,7 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from conceptcomb.common.contract import MetricInfo
+from conceptcomb.common.contract import PERCENT, MetricInfo
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.common.spacy_english import SPACY_MODELS, english_pipeline
 
@@ -38,15 +39,16 @@ SPICE_ENV = "CONCEPTCOMB_SPICE_JARS"
 INSTALL_HINT = "pip install 'conceptcomb[cggc]'"
 
 
+# All x100 (CIDEr-D, at most 10, x10): 0 to 100.
 METRICS: tuple[MetricInfo, ...] = (
-    MetricInfo("rouge2", True, "mean", "ROUGE-2"),
-    MetricInfo("rougeL", True, "mean", "ROUGE-L"),
-    MetricInfo("bleu3", True, "corpus", "BLEU-3"),
-    MetricInfo("bleu4", True, "corpus", "BLEU-4"),
-    MetricInfo("meteor", True, "corpus", "METEOR"),
-    MetricInfo("cider", True, "corpus", "CIDEr"),
-    MetricInfo("spice", True, "corpus", "SPICE"),
-    MetricInfo("coverage", True, "mean", "Coverage"),
+    MetricInfo("rouge2", True, "mean", "ROUGE-2", PERCENT),
+    MetricInfo("rougeL", True, "mean", "ROUGE-L", PERCENT),
+    MetricInfo("bleu3", True, "corpus", "BLEU-3", PERCENT),
+    MetricInfo("bleu4", True, "corpus", "BLEU-4", PERCENT),
+    MetricInfo("meteor", True, "corpus", "METEOR", PERCENT),
+    MetricInfo("cider", True, "corpus", "CIDEr", PERCENT),
+    MetricInfo("spice", True, "corpus", "SPICE", PERCENT),
+    MetricInfo("coverage", True, "mean", "Coverage", PERCENT),
 )
 METRIC_NAMES = tuple(info.name for info in METRICS)
 
@@ -67,6 +69,27 @@ class Scored:
     def from_record(cls, record: Sequence[Any]) -> Scored:
         item_id, prediction, references, concepts = record
         return cls(str(item_id), str(prediction), tuple(references), tuple(concepts))
+
+
+def check_libraries() -> None:
+    """Before a CGGC task generates anything: the `cggc` extra's libraries that scoring
+    cannot do without (spaCy, pycocoevalcap) are installed, else one line saying how to
+    install them (without this, the error came after the model had generated every reply).
+    Found without importing them; a missing spaCy model or Java only makes a warning later.
+    """
+    missing = [name for name in ("spacy", "pycocoevalcap") if not _installed(name)]
+    if missing:
+        raise ConfigError(
+            f"CGGC scores replies as CommonGen does, with {' and '.join(missing)}, which "
+            f"{'is' if len(missing) == 1 else 'are'} not installed: {INSTALL_HINT}."
+        )
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ValueError:  # in sys.modules as None: refused on purpose
+        return False
 
 
 # --- spaCy: tokenization and lemmas ---------------------------------------------------------

@@ -59,8 +59,11 @@ def item_scores(task: TaskRun) -> ItemScores | None:
 
 
 def dataset_sha256(task: TaskRun) -> str | None:
-    """The sha256 of the CGGC dataset the run read, as its docs (lm-eval samples) or its
-    task metadata (Inspect) record it; None where the run kept neither."""
+    """The sha256 of the CGGC dataset the run read, as its bundle, its docs (lm-eval
+    samples) or its task metadata (Inspect) record it; None where the run kept none."""
+    for record in task.datasets:  # a bundle's records (`conceptcomb.cggc.benchmark`)
+        if record.get("key") == "cggc" and isinstance(record.get("dataset_sha256"), str):
+            return str(record["dataset_sha256"])
     if task.source.name.startswith("results_"):
         samples = lm_eval_samples_path(task.source, task.task)
         if samples is None:

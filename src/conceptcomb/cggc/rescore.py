@@ -18,7 +18,7 @@ from typing import Any
 from conceptcomb.cggc import metrics
 from conceptcomb.cggc.data import CggcItem
 from conceptcomb.cggc.scoring import ScoredReply, score_doc
-from conceptcomb.cggc.tasks import TASK_VERSION, spec_by_name
+from conceptcomb.cggc.tasks import spec_by_name, task_version
 from conceptcomb.cggc.verification import (
     SUFFIX,
     VERIFIED_SHARE,
@@ -60,7 +60,7 @@ def rescore(
         _write_samples(samples_output, predictions.items, scored, verifications)
     return ScoreReport(
         task=task,
-        version=TASK_VERSION,
+        version=task_version(),
         filter_name="verified" if spec.verify else "none",
         metrics={
             name: MetricValue(value, stderr, n, name != VERIFIER_FAILURES)

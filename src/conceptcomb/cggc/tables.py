@@ -131,7 +131,8 @@ def cggc_table4(runs: Iterable[Run]) -> Table:
         _note_datasets(table, run, shown)
     table.rows += published_rows(published(), CGGC_TABLE4)
     table.notes += [
-        "x100, CIDEr x10, as CommonGen reports them. gap = id - ood (smaller is better).",
+        "Scores are x100 (CIDEr x10), as CommonGen reports them; gap = id - ood (smaller is "
+        "better).",
         "Our datasets are built with the paper's method (conceptcomb cggc build), not the "
         "authors' unpublished files: compare trends, not the second decimal.",
     ]
@@ -168,7 +169,7 @@ def cggc_table6(runs: Iterable[Run]) -> Table:
     table.rows += published_rows(published(), CGGC_TABLE6)
     table.notes.insert(
         0,
-        "gap = id - ood on the same items of one type (cggc_id_test_typeX, "
+        "The gap is id - ood on the same items of one type (cggc_id_test_typeX, "
         "cggc_ood_test_typeX, or test_type=X). t-tests: Welch's, two-sided, on the per-item "
         "gaps of two types (the paper's pairwise t-test at 5% ran over 3 seeds); * = "
         "significant at 5%. They need the per-item scores: lm-eval --log_samples, or an "

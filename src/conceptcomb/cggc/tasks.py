@@ -39,13 +39,19 @@ from conceptcomb.cggc.graphs import STRUCTURE_TYPES
 from conceptcomb.cggc.prompts import PromptStyle, question, style_named
 from conceptcomb.common.demonstrations import OrderedDemonstrations
 from conceptcomb.common.errors import ConfigError, DataUnavailableError
+from conceptcomb.common.evalcard import load_card
 from conceptcomb.common.lookup import find_named
 
 log = logging.getLogger("conceptcomb")
 GROUP_NAME = "cggc"
 TABLE6_GROUP, FIG4_GROUP = "cggc_table6", "cggc_fig4"  # lm-eval groups of those tasks
-TASK_VERSION = "1.1"  # README: Changelog
 DEFAULT_K = 4
+
+
+def task_version() -> str:
+    """Every task's version: the card's (``eval.yaml``), read at each use; the README's
+    Changelog lists each change."""
+    return load_card(__package__ or "conceptcomb.cggc").version
 
 
 @dataclass(frozen=True)
@@ -255,9 +261,12 @@ def paired_spec(spec: CggcTaskSpec, options: TaskOptions) -> CggcTaskSpec | None
     return replace(spec, setting="ood" if spec.setting == "id" else "id", verify=False)
 
 
-def task_pairs(spec: CggcTaskSpec, options: TaskOptions) -> list[tuple[CggcItem, list[CggcItem]]]:
+def task_pairs(
+    spec: CggcTaskSpec, options: TaskOptions, announce: bool = True
+) -> list[tuple[CggcItem, list[CggcItem]]]:
     """(test item, demonstrations) for every test item the pool can serve (and, for id and
-    ood, the other setting's pool too: `paired_spec`)."""
+    ood, the other setting's pool too: `paired_spec`). When items are left out, a run
+    (``announce``) says so once per process, in terms of its numbers (`left_out_notice`)."""
     dataset = load_dataset(options.data_dir)
     partner = paired_spec(spec, options)
     pairs, skipped, unpaired = [], 0, 0
@@ -269,25 +278,53 @@ def task_pairs(spec: CggcTaskSpec, options: TaskOptions) -> list[tuple[CggcItem,
             unpaired += 1
         else:
             pairs.append((item, demos))
-    if skipped:
-        log.warning(
-            "%s: %d of %d test items skipped, the pool holds no valid set of %d demonstrations "
-            "for them (the authors' script skips such items too).",
-            spec.name, skipped, skipped + unpaired + len(pairs), options.k,
-        )  # fmt: skip
-    if unpaired:
-        assert partner is not None
-        log.warning(
-            "%s: %d more left out, which %s cannot serve: id and ood score the same %d items.",
-            spec.name, unpaired, partner.name, len(pairs),
-        )  # fmt: skip
     if not pairs:
         raise DataUnavailableError(
             f"{spec.name}: no test item of {dataset.folder} can get {options.k} valid "
             "demonstrations; build a larger dataset (drop --limit) or lower the number of "
             "demonstrations."
         )
+    notice = left_out_notice(spec, options.k, len(pairs), skipped, unpaired, partner)
+    key = (spec.name, dataset.sha256, options.k, options.test_type, options.packaging)
+    if notice and announce and key not in _ANNOUNCED:
+        _ANNOUNCED.add(key)
+        log.warning(notice)
     return pairs
+
+
+# What this process has said about left-out items already: (task, dataset, options).
+_ANNOUNCED: set[tuple[object, ...]] = set()
+
+
+def left_out_notice(
+    spec: CggcTaskSpec,
+    k: int,
+    scored: int,
+    skipped: int,
+    unpaired: int,
+    partner: CggcTaskSpec | None,
+) -> str | None:
+    """One line on the test items a task leaves out and what that means for its numbers."""
+    if not skipped and not unpaired:
+        return None
+    reasons = []
+    if skipped:
+        reasons.append(
+            f"{skipped:,} the pool cannot give {k} valid demonstrations (the authors' script "
+            "leaves such items out too)"
+        )
+    if unpaired:
+        assert partner is not None
+        reasons.append(
+            f"{unpaired:,} that {partner.name} cannot serve, so that both settings score the "
+            "same items and their gap compares like with like"
+        )
+    total = scored + skipped + unpaired
+    return (
+        f"{spec.name} scores {scored:,} of the {total:,} test items, leaving out "
+        f"{' and '.join(reasons)}: its metrics and item counts are over those {scored:,} "
+        "items. Nothing to do; this is the task's design, the same in every run."
+    )
 
 
 def item_doc(

@@ -18,17 +18,22 @@ from lm_eval.api.filter import Filter
 
 from conceptcomb.cggc import lm_eval_hooks
 from conceptcomb.cggc.data import CggcItem
+from conceptcomb.cggc.metrics import check_libraries
 from conceptcomb.cggc.scoring import prediction_of
 from conceptcomb.cggc.verification import Verification, verify_predictions, with_verified
+from conceptcomb.frameworks.lm_eval_metadata import start_task
 from conceptcomb.scorers.lm_eval_judge import (
     doc_judge_settings,
     report_judge_usage,
     resolve_judge_settings,
 )
+from conceptcomb.scorers.ranks import shared_questions
 
 
 def load_dataset(cggc_task: str, **metadata: Any) -> datasets.DatasetDict:
     """CGGC's docs, each carrying the judge options for the verification filter."""
+    start_task(cggc_task, metadata)  # a misspelt judge option, before the judge's checks
+    check_libraries()  # and the cggc extra, before a local judge loads
     ((field, options),) = resolve_judge_settings(metadata).items()
     splits = lm_eval_hooks.load_dataset(cggc_task, **metadata)
     return datasets.DatasetDict(
@@ -40,12 +45,14 @@ class VerifyFilter(Filter):
     """Each reply becomes ``{"reply": ..., "verification": {...}}``."""
 
     def apply(self, resps: list[list[str]], docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        if not docs:
-            return []
-        replies = [str(resp[0]) if resp else "" for resp in resps]
-        items = [CggcItem.from_doc(doc, origin=f"{doc.get('task')} doc") for doc in docs]
-        predictions = [prediction_of(doc, reply) for reply, doc in zip(replies, docs, strict=True)]
-        results, usage = verify_predictions(doc_judge_settings(docs[0]), items, predictions)
+        with shared_questions():  # a data-parallel run's processes pool their questions
+            if not docs:
+                return []
+            replies = [str(resp[0]) if resp else "" for resp in resps]
+            items = [CggcItem.from_doc(doc, origin=f"{doc.get('task')} doc") for doc in docs]
+            pairs = zip(replies, docs, strict=True)
+            predictions = [prediction_of(doc, reply) for reply, doc in pairs]
+            results, usage = verify_predictions(doc_judge_settings(docs[0]), items, predictions)
         report_judge_usage(str(docs[0].get("task")), usage)
         return [
             {"reply": reply, "verification": result.to_json()}

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from conceptcomb.common.datafiles import PinnedDataset
+    from conceptcomb.common.evalcard import EvalCard
     from conceptcomb.common.evidence import EvidenceAdapter
     from conceptcomb.common.hubfiles import HubDataset
     from conceptcomb.common.results import ScoreReport
@@ -30,6 +31,21 @@ if TYPE_CHECKING:
     from conceptcomb.common.tables import PlotSpec, PublishedRow, Table
 
 Aggregation = Literal["mean", "sum", "corpus"]
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The values a metric can take, as leaderboards record them (Every Eval Ever's
+    ``metric_unit``, ``min_score``, ``max_score``): None is unbounded."""
+
+    unit: str  # "percent", "count", "proportion", "properties"...
+    low: float | None
+    high: float | None
+
+
+PERCENT = Scale("percent", 0.0, 100.0)  # most metrics here: x100, as the papers print them
+PROPORTION = Scale("proportion", 0.0, 1.0)
+COUNT = Scale("count", 0.0, None)  # a "sum" metric: items (or replies) counted
 
 
 @dataclass(frozen=True)
@@ -42,16 +58,26 @@ class MetricInfo:
     # "corpus": computed over all items at once (BLEU, CIDEr, macro-F1).
     aggregation: Aggregation = "mean"
     title: str = ""  # as the paper's tables print it ("ROUGE-2")
+    # Its range (None: not declared; a "sum" is a COUNT): leaderboard exports need it.
+    scale: Scale | None = None
+    judged: bool = False  # an LLM judge's ratings decide its values
+
+    @property
+    def value_scale(self) -> Scale | None:
+        return self.scale or (COUNT if self.aggregation == "sum" else None)
 
 
 @dataclass(frozen=True)
 class Benchmark:
     """A benchmark: the folder ``conceptcomb/<key>/`` (or ``package``), declared by its
-    ``benchmark.py`` (``BENCHMARK = Benchmark(key, title, paper)``) and listed in the
-    registry. What it provides is read from the modules every benchmark folder holds, each
-    imported on first use (listing the benchmarks, as the Inspect entry point does for every
-    ``inspect eval``, imports no model, spaCy or data):
+    ``benchmark.py`` (``BENCHMARK = Benchmark(key)``) and listed in the registry. What it
+    provides is read from the files every benchmark folder holds, each module imported on
+    first use (listing the benchmarks, as the Inspect entry point does for every ``inspect
+    eval``, imports no model, spaCy or data):
 
+    * ``eval.yaml``, its card (`conceptcomb.common.evalcard`): title, paper, version,
+      licence, tasks with their sample counts and headline metrics, pinned data; the title
+      and paper here are read from it (given explicitly only by a folder without a card);
     * ``benchmark.py``: ``tasks() -> {task name: [MetricInfo]}``, every task it registers in
       lm-eval and Inspect with the metrics it reports, in order; ``datasets() -> {key:
       PinnedDataset | HubDataset}``, its pinned sources (``conceptcomb data fetch KEY``);
@@ -73,13 +99,32 @@ class Benchmark:
     """
 
     key: str  # the folder name, the report section, the prefix of its task names
-    title: str  # "CCPT: conceptual combination with property type"
-    paper: str  # "Song et al. (NAACL 2025)"
+    title: str = ""  # "CCPT: conceptual combination with property type" (default: the card's)
+    paper: str = ""  # "Song et al. (NAACL 2025)" (default: the card's)
     package: str = ""  # where its modules are; default ``conceptcomb.<key>``
+
+    def __post_init__(self) -> None:
+        if not (self.title and self.paper):
+            card = self.card
+            object.__setattr__(self, "title", self.title or card.title)
+            object.__setattr__(self, "paper", self.paper or card.paper)
 
     @property
     def _package(self) -> str:
         return self.package or f"conceptcomb.{self.key}"
+
+    @property
+    def card(self) -> EvalCard:
+        """Its ``eval.yaml`` (DataFormatError naming the file when missing or malformed)."""
+        from conceptcomb.common.evalcard import load_card
+
+        return load_card(self._package)
+
+    @property
+    def has_card(self) -> bool:
+        from conceptcomb.common.evalcard import has_card
+
+        return has_card(self._package)
 
     def _module(self, name: str) -> Any:
         return importlib.import_module(f"{self._package}.{name}")

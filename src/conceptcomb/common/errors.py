@@ -10,6 +10,11 @@ from types import TracebackType
 class ConceptcombError(Exception):
     """Base class: the message is written for the person running the benchmark."""
 
+    @property
+    def message(self) -> str:
+        """The one line, as Inspect records an error it catches (``message``, else repr)."""
+        return str(self)
+
 
 class DataUnavailableError(ConceptcombError):
     """A benchmark's files are neither in a named folder, nor cached, nor downloadable."""
@@ -30,6 +35,12 @@ class ConfigError(ConceptcombError):
 class JudgeError(ConceptcombError):
     """The judge cannot be used (unreachable, refused key, unknown model) or failed on every
     question: the message names the endpoint and model and says what to do."""
+
+
+class Interrupted(ConceptcombError):
+    """Ctrl-C during work of ours, which says what it was doing ("interrupted while ...").
+    An error, not a KeyboardInterrupt: the frameworks (inside an event loop, under click)
+    then stop as for any error of ours, with one line; the exit status stays Ctrl-C's."""
 
 
 class UnknownTaskError(ConfigError, KeyError):
@@ -68,6 +79,9 @@ def install_excepthook() -> None:
         if ours is None:
             previous(kind, error, trace)
             return
+        if isinstance(ours, Interrupted):
+            print(f"conceptcomb: {ours}", file=sys.stderr, flush=True)
+            sys.exit(130)  # a hook's SystemExit sets the exit status (as Ctrl-C's)
         print(f"conceptcomb: error: {ours}", file=sys.stderr, flush=True)
 
     hook.conceptcomb = True  # type: ignore[attr-defined]

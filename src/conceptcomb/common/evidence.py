@@ -46,6 +46,21 @@ class RawItem:
     replies: list[str]  # the raw reply (N of them for the multi-oracle)
     record: dict[str, Any] | None  # the scoring core's per-item record, when kept
     scores: dict[str, float]  # the per-item metrics the framework aggregated (defined only)
+    # What the framework sent the model, as the bundle's ``sent_sha256`` hashes it (None:
+    # not recorded, e.g. `conceptcomb score` on saved replies): lm-eval ``[doc_id,
+    # arguments]``, Inspect ``[sample id, epoch, [[role, text], ...]]``.
+    prompt: list[Any] | None = None
+
+
+@dataclass(frozen=True)
+class ItemView:
+    """How one evidence item reads in other formats (Every Eval Ever's instance rows): what
+    only the benchmark knows about it, derived from the item alone."""
+
+    answers: list[str]  # what the task parsed from each reply, as text ("" for none)
+    method: str  # how it parsed them
+    references: list[str]  # what it was scored against, as the item holds it (ids or text)
+    source: str = "output.raw"  # where the answers were read ("metadata.loglikelihoods"...)
 
 
 class EvidenceAdapter(Protocol):
@@ -56,6 +71,9 @@ class EvidenceAdapter(Protocol):
 
     def evidence_item(self, task: str, raw: RawItem) -> dict[str, Any]:
         """The compact evidence of one item (without its id)."""
+
+    def item_view(self, task: str, evidence: dict[str, Any]) -> ItemView:
+        """The item's answers, how they were parsed and its references (leaderboard exports)."""
 
     def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:
         """The task's items in the pinned dataset, by key (cheap to load)."""
@@ -229,8 +247,34 @@ def lm_eval_items(samples: Path) -> list[RawItem]:
         metrics = {name: row.get(name) for name in row.get("metrics") or []}
         # Without a filter ("none") the filtered response is the reply itself.
         record = _as_record(filtered[0]) if row.get("filter") != "none" else None
-        items.append(RawItem(row.get("doc") or {}, replies, record, metrics))
+        prompt = lm_eval_prompt(row)
+        items.append(RawItem(row.get("doc") or {}, replies, record, metrics, prompt))
     return items
+
+
+def lm_eval_prompt(row: dict[str, Any]) -> list[Any]:
+    """What lm-eval sent for one sample: its doc id and request arguments (the prompt as
+    the model received it, chat template applied, with the generation settings)."""
+    return [row.get("doc_id"), row.get("arguments")]
+
+
+def inspect_prompt(sample: Any) -> list[Any]:
+    """What Inspect sent for one sample: the conversation before the model's last reply
+    (system, demonstrations, the question: what solvers added included)."""
+    messages = list(sample.messages or [])
+    if messages and messages[-1].role == "assistant":
+        messages = messages[:-1]
+    if not messages:  # a sample that never reached the model
+        messages = [sample.input] if isinstance(sample.input, str) else list(sample.input)
+    turns = [["user", m] if isinstance(m, str) else [m.role, m.text] for m in messages]
+    return [str(sample.id), sample.epoch, turns]
+
+
+def prompts_sha256(prompts: list[Any]) -> str:
+    """sha256 of a task's sent prompts (`lm_eval_prompt`, `inspect_prompt`), in a fixed
+    order: by sample id, then epoch."""
+    ordered = sorted(prompts, key=lambda p: (str(p[0]), p[1] if isinstance(p[1], int) else 0))
+    return hashlib.sha256(_canonical(ordered)).hexdigest()
 
 
 # The key of an Inspect score's metadata holding the item's counts and grouped means, kept
@@ -266,7 +310,8 @@ def inspect_items(log_path: Path) -> tuple[list[RawItem], str | None]:
         )
         score = next(iter(sample.scores.values()))
         metadata = score.metadata if isinstance(score.metadata, dict) else None
-        items.append(RawItem(dict(sample.metadata or {}), replies, metadata, score_values(score)))
+        doc, scores = dict(sample.metadata or {}), score_values(score)
+        items.append(RawItem(doc, replies, metadata, scores, inspect_prompt(sample)))
     return items, None
 
 

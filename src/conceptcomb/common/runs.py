@@ -38,6 +38,8 @@ class TaskRun:
     # From a bundle: verified / partial / unverified (`conceptcomb.report.verify`), and why.
     verification: str | None = None
     verification_detail: str = ""
+    # From a bundle: the records of the datasets the task read (`tasks[].datasets`).
+    datasets: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -58,6 +60,13 @@ class ModelInfo:
     details: dict[str, Any] = field(default_factory=dict)  # revision, sha, dtype, ...
 
 
+# (framework, provider) of the frameworks' mock models, and how to name them.
+MOCK_PROVIDERS = {
+    (INSPECT, "mockllm"): "Inspect's mockllm",
+    (LM_EVAL, "dummy"): "lm-eval's dummy model",
+}
+
+
 @dataclass
 class Run:
     framework: str
@@ -72,6 +81,12 @@ class Run:
     def key(self) -> tuple[str, str, str]:
         args = json.dumps(self.model.args, sort_keys=True, default=str)
         return (self.framework, self.model.label, hashlib.sha256(args.encode()).hexdigest())
+
+    @property
+    def mock_model(self) -> str | None:
+        """What the model is when it is a framework's mock (Inspect's ``mockllm``, lm-eval's
+        ``dummy``), which answers without a model: its scores mean nothing. Else None."""
+        return MOCK_PROVIDERS.get((self.framework, self.model.provider))
 
     @property
     def framework_text(self) -> str:

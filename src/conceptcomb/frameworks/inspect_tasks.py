@@ -11,6 +11,7 @@ calls `check_options` and a misspelt option fails with a one-line error before a
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -35,6 +36,7 @@ from conceptcomb.common.evidence import GROUPED_METRICS
 from conceptcomb.common.inspect_metrics import means, totals
 from conceptcomb.common.offline import prime_tiktoken_cache
 from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.scorers.local_judge import check_local_judge as check_local_device
 
 
 class JudgeOptions(TypedDict, total=False):
@@ -58,6 +60,12 @@ class JudgeOptions(TypedDict, total=False):
     """Requests in flight per endpoint (default 16)."""
     judge_cache: str | None
     """The judge cache file, or ``off`` (default: the user cache folder)."""
+    judge_device: str | None
+    """``judge=local``: ``auto`` (the GPU when there is one; default), ``cpu``, ``cuda:N``."""
+    judge_dtype: str | None
+    """``judge=local``: ``auto`` (bfloat16 on a GPU that has it, else float32; default)."""
+    judge_batch_size: int | None
+    """``judge=local``: questions per forward pass (default 16)."""
 
 
 JUDGE_OPTIONS: tuple[str, ...] = tuple(JudgeOptions.__annotations__)
@@ -68,22 +76,31 @@ def check_options(task: str, options: Mapping[str, object], accepted: type) -> N
     names = accepted.__required_keys__ | accepted.__optional_keys__  # type: ignore[attr-defined]
     unknown = sorted(set(options) - names)
     if unknown:
+        meant = [
+            found[0] for name in unknown if (found := difflib.get_close_matches(name, names, 1))
+        ]
+        hint = f" Did you mean {', '.join(meant)}?" if meant else ""
         raise ConfigError(
             f"{task} has no option {', '.join(unknown)} (-T): its options are "
-            f"{', '.join(sorted(names))}."
+            f"{', '.join(sorted(names))}.{hint}"
         )
 
 
 def judge_settings(options: Mapping[str, object], needs_judge: bool = True) -> JudgeSettings:
     """The judge settings from a task's options (`JudgeOptions`; others are ignored).
 
-    An explicit judge choice of a task that judges is checked for credentials up front,
-    before any data is loaded or any model called.
+    A task that judges checks its judge here, up front, before any data is loaded or any
+    model generates (`conceptcomb.scorers.inspect_judge.check_judge`: key, grader reached,
+    local model found and loaded).
     """
+    from conceptcomb.scorers.inspect_judge import check_judge, chosen_options
+
     chosen = {name: options.get(name) for name in JUDGE_OPTIONS}
     settings = JudgeSettings.resolve(chosen)
-    if needs_judge and any(value is not None for value in chosen.values()):
-        settings.check_credentials()
+    if needs_judge and settings.judge == "local":
+        check_local_device(settings)  # a device torch does not see: one line, before any load
+    if needs_judge:
+        check_judge(settings, chosen_options(options))
     return settings
 
 

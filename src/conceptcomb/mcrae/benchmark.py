@@ -46,8 +46,5 @@ def evidence() -> Any:
     return McraeEvidence()
 
 
-BENCHMARK = Benchmark(
-    key="mcrae",
-    title="McRae property norms: ESSLLI 2008 property generation",
-    paper="Baroni, Evert and Lenci (ESSLLI 2008)",
-)
+# Title, paper, version, tasks and data: the card, eval.yaml beside this file.
+BENCHMARK = Benchmark(key="mcrae")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from conceptcomb.common.datafiles import PinnedDataset, PinnedFile, require_columns, resolve_files
 from conceptcomb.common.errors import DataFormatError
+from conceptcomb.common.evalcard import load_card
 
 NORMS_REVISION = "fd30c589ce14ae43ed844d8611c4bbc6468daccb"
 NOUNS_REVISION = "4be9ddc1da693bbe945d588524a0b03ac2f522fb"
@@ -73,12 +74,8 @@ ESSLLI_NOUNS_DATASET = PinnedDataset(
 # The one ESSLLI noun whose McRae concept has another name.
 ESSLLI_TO_MCRAE = {"onion": "onions"}
 
-TERMS_OF_USE = (
-    "McRae et al. (2005) feature norms: all rights remain with the authors; non-commercial "
-    "use by researchers and educators only; publications and presentations must cite both "
-    "McRae, Cree, Seidenberg & McNorgan (2005), Behavior Research Methods 37(4):547-559, and "
-    "the norms retrieved from the Psychonomic Society Web Archive (ReadMe_Terms_of_Use.txt)."
-)
+# What users of the norms must do: the card's (eval.yaml), printed with every run.
+TERMS_OF_USE = load_card("conceptcomb.mcrae").data_terms
 CITATION = (
     "McRae, K., Cree, G. S., Seidenberg, M. S., & McNorgan, C. (2005). Semantic feature "
     "production norms for a large set of living and nonliving things. Behavior Research "

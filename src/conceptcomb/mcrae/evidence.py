@@ -14,12 +14,13 @@ feature (tens of seconds): that is what ``validate-bundle --rescore`` recomputes
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from conceptcomb.common.errors import DataFormatError
-from conceptcomb.common.evidence import ItemSet, RawItem, close, defined
+from conceptcomb.common.evidence import ItemSet, ItemView, RawItem, close, defined
 from conceptcomb.common.results import sem
 from conceptcomb.mcrae.answers import parse_properties
 from conceptcomb.mcrae.data import (
@@ -127,6 +128,13 @@ class McraeEvidence:
         if matches is not None:
             evidence["matches"] = matches
         return {**evidence, "scores": defined(raw.scores)}
+
+    def item_view(self, task: str, evidence: dict[str, Any]) -> ItemView:
+        """The ranked properties as JSON; no reference: the gold features are the norms,
+        which conceptcomb does not redistribute (``matches`` names those the run matched)."""
+        answer = evidence.get("answer")
+        method = "conceptcomb.mcrae.answers.parse_properties: one property per line or item"
+        return ItemView([json.dumps(answer if isinstance(answer, list) else [])], method, [])
 
     def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:
         shas = {

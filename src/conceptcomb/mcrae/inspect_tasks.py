@@ -19,7 +19,7 @@ from conceptcomb.frameworks.inspect_tasks import ItemMetrics, build_task, chat
 from conceptcomb.mcrae.data import CITATION, TERMS_OF_USE
 from conceptcomb.mcrae.metrics import metric_infos
 from conceptcomb.mcrae.scoring import TERMS_LINE, build_docs, gold_of_doc, score_reply
-from conceptcomb.mcrae.tasks import TASK_VERSION, all_specs, spec_by_name
+from conceptcomb.mcrae.tasks import all_specs, spec_by_name, task_version
 
 ITEM_METRICS = ItemMetrics(metric_infos())
 
@@ -64,7 +64,7 @@ def mcrae_task(
         samples,
         mcrae_scorer(),
         GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
-        TASK_VERSION,
+        task_version(),
         {
             "benchmark": "mcrae",
             "concepts": spec.concepts,

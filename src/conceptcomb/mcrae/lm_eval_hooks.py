@@ -12,12 +12,14 @@ from typing import Any
 
 import datasets
 
+from conceptcomb.frameworks.lm_eval_metadata import start_task
 from conceptcomb.mcrae.scoring import TERMS_LINE, build_docs, gold_of_doc, score_reply
 from conceptcomb.mcrae.tasks import spec_by_name
 
 
 def load_dataset(mcrae_task: str, **metadata: Any) -> datasets.DatasetDict:
     """``custom_dataset``: lm-eval passes --metadata and --model_args as keywords."""
+    start_task(mcrae_task, metadata)
     spec = spec_by_name(mcrae_task)
     docs = build_docs(
         spec, metadata.get("data_dir"), metadata.get("tie_rule"), metadata.get("senses")

@@ -9,7 +9,7 @@ from conceptcomb.frameworks import lm_eval_yaml
 from conceptcomb.frameworks.lm_eval_yaml import Leaf, TaskYaml, Template
 from conceptcomb.mcrae.data import CITATION, TERMS_OF_USE
 from conceptcomb.mcrae.metrics import metric_infos
-from conceptcomb.mcrae.tasks import TASK_VERSION, McraeTaskSpec, all_specs
+from conceptcomb.mcrae.tasks import McraeTaskSpec, all_specs, task_version
 
 YAML_DIR = Path(__file__).parent / "task_yaml"
 HOOKS = "conceptcomb.mcrae.lm_eval_hooks"
@@ -20,7 +20,11 @@ def _template(spec: McraeTaskSpec) -> Template:
     """Every McRae task is of one kind (same prompt, metrics and budget)."""
     generation = {"until": [], "max_gen_toks": spec.max_tokens, "do_sample": False}
     # The metadata lands in the results file's task config.
-    metadata = {"version": float(TASK_VERSION), "terms_of_use": TERMS_OF_USE, "citation": CITATION}
+    metadata = {
+        "version": float(task_version()),
+        "terms_of_use": TERMS_OF_USE,
+        "citation": CITATION,
+    }
     keys = lm_eval_yaml.hooked(
         HOOKS,
         {

@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from conceptcomb.common.contract import MetricInfo
+from conceptcomb.common.contract import PROPORTION, MetricInfo, Scale
 from conceptcomb.mcrae.expansion import content_words, tokens
 from conceptcomb.mcrae.gold import ConceptGold
 
@@ -49,12 +49,12 @@ def metric_name(kind: str, cutoff: int, mode: str) -> str:
 def metric_infos() -> list[MetricInfo]:
     """Every metric a task reports, in display order: the seed's P@10/20/30 first."""
     infos = [
-        MetricInfo(metric_name(kind, cutoff, mode), True)
+        MetricInfo(metric_name(kind, cutoff, mode), True, scale=PROPORTION)  # hits / n
         for mode in MODES
         for kind in ("P", "R")
         for cutoff in CUTOFFS
     ]
-    return [*infos, MetricInfo(N_PROPERTIES, True)]
+    return [*infos, MetricInfo(N_PROPERTIES, True, scale=Scale("properties", 0.0, None))]
 
 
 def property_words(prop: str, mode: str) -> set[str]:

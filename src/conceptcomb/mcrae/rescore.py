@@ -32,7 +32,7 @@ from conceptcomb.mcrae.data import ESSLLI_TO_MCRAE, TERMS_OF_USE
 from conceptcomb.mcrae.gold import ConceptGold
 from conceptcomb.mcrae.metrics import concept_metrics, mean_metrics, metric_infos
 from conceptcomb.mcrae.scoring import load_golds
-from conceptcomb.mcrae.tasks import TASK_VERSION, spec_by_name
+from conceptcomb.mcrae.tasks import spec_by_name, task_version
 
 log = logging.getLogger("conceptcomb")
 
@@ -193,7 +193,7 @@ def score_report(task: str, predictions: Path) -> ScoreReport:
     ]  # fmt: skip
     return ScoreReport(
         task=task,
-        version=TASK_VERSION,
+        version=task_version(),
         filter_name="none",
         metrics=metrics,
         predictions=str(predictions),

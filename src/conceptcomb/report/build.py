@@ -11,6 +11,7 @@ For each benchmark the runs touch it writes, into ``DIR``:
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from conceptcomb.common.errors import ConfigError, DataFormatError
 from conceptcomb.common.runs import Run
 from conceptcomb.common.tables import Table
 from conceptcomb.report import render
-from conceptcomb.report.runs import read_runs
+from conceptcomb.report.runs import nothing_usable, read_runs
 from conceptcomb.report.tables import benchmark_tables
 
 
@@ -107,6 +108,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     runs = read_runs(args.results, args.data_dir)
+    if not any(run.tasks for run in runs):
+        for note in dict.fromkeys(note for run in runs for note in run.notes):
+            print(f"note: {note}")
+        print(f"conceptcomb: error: {nothing_usable(args.results, runs)}", file=sys.stderr)
+        return 1
     written = write_report(runs, args.out, not args.no_published, not args.no_plots)
     for text in written.markdown.values():
         print(text)

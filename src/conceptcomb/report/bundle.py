@@ -42,9 +42,12 @@ from conceptcomb.common.evidence import (
     encode,
     full_inspect_log,
     inspect_items,
+    inspect_prompt,
     lm_eval_items,
+    lm_eval_prompt,
     lm_eval_samples_path,
     missing_reason,
+    prompts_sha256,
     score_items,
 )
 from conceptcomb.common.runs import INSPECT, LM_EVAL, RESCORED, Run, TaskRun
@@ -150,40 +153,29 @@ def content_sha256(bundle: dict[str, Any]) -> str:
 
 
 def _lm_eval_prompts(task: TaskRun) -> list[Any] | None:
-    """(doc_id, prompt arguments) of the samples file beside the results, if logged."""
+    """What lm-eval sent for each sample of the samples file beside the results, if logged."""
     stamp = task.source.stem.removeprefix("results_")
     path = task.source.parent / f"samples_{task.task}_{stamp}.jsonl"
     if not path.is_file():
         return None
-    prompts = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            sample = json.loads(line)
-            prompts.append([sample.get("doc_id"), sample.get("arguments")])
-    return sorted(prompts, key=lambda pair: str(pair[0]))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [lm_eval_prompt(json.loads(line)) for line in lines if line.strip()]
 
 
 def _inspect_prompts(task: TaskRun) -> list[Any] | None:
     log = full_inspect_log(str(task.source))
-    if not log.samples:
-        return None
-    prompts = []
-    for sample in log.samples:
-        messages = sample.input
-        if not isinstance(messages, str):
-            messages = [[m.role, m.text] for m in messages]
-        prompts.append([str(sample.id), sample.epoch, messages])
-    return sorted(prompts, key=lambda item: (item[0], item[1]))
+    return [inspect_prompt(sample) for sample in log.samples] if log.samples else None
 
 
 def sent_prompts_sha256(framework: str, task: TaskRun) -> str | None:
-    """sha256 of the prompts the model received, from the run's samples (None without)."""
+    """sha256 of the prompts the model received, from the run's samples (None without),
+    credentials redacted as in the evidence, whose items carry each prompt (``prompt``)."""
     prompts = None
     if framework == LM_EVAL:
         prompts = _lm_eval_prompts(task)
     elif framework == INSPECT:
         prompts = _inspect_prompts(task)
-    return hashlib.sha256(canonical(prompts)).hexdigest() if prompts else None
+    return prompts_sha256(redact(prompts)) if prompts else None
 
 
 # --- evidence -------------------------------------------------------------------------------
@@ -232,7 +224,8 @@ def task_evidence(
         key = checker.item_key(task.task, raw.doc, str(data_dir) if data_dir else None)
         sha = shas.get(key.split(":", 1)[0]) if key else None
         evidence = checker.evidence_item(task.task, raw)
-        items.append({"id": f"{sha}:{key}" if sha else None, **evidence})
+        prompt = {"prompt": raw.prompt} if raw.prompt is not None else {}
+        items.append({"id": f"{sha}:{key}" if sha else None, **evidence, **prompt})
         identities |= _identities(raw.record)
     return encode(redact(items)), identities
 

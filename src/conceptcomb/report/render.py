@@ -6,6 +6,7 @@ import base64
 import csv
 import html
 import io
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -54,10 +55,18 @@ def markdown(table: Table) -> str:
         fixed = [model, row.setting, _origin(row), row.items or "–", row.version or "–"]
         end = [row.verification or "–"]
         lines.append("| " + " | ".join(s.replace("|", "\\|") for s in fixed + cells + end) + " |")
-    notes = [*table.notes, *_row_notes(table.rows), *_legend(table)]
+    notes = table_notes(table)
     if notes:
         lines += ["", *(f"- {note}" for note in notes)]
     return "\n".join(lines) + "\n"
+
+
+def table_notes(table: Table) -> list[str]:
+    """The notes under a table, each a whole sentence (ending with its full stop)."""
+    notes = [*table.notes, *_row_notes(table.rows), *_legend(table)]
+    return [
+        note if note.rstrip().endswith((".", "!", "?")) else note.rstrip() + "." for note in notes
+    ]
 
 
 def _legend(table: Table) -> list[str]:
@@ -108,8 +117,15 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; ma
 h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 17px; margin: 28px 0 6px; }
 p.meta { color: #666; font-size: 12px; margin: 0 0 12px; }
 table { border-collapse: collapse; font-size: 12px; margin: 6px 0; }
-th, td { border: 1px solid #d0d0d0; padding: 3px 6px; white-space: nowrap; }
+th, td { border: 1px solid #d0d0d0; padding: 3px 6px; background: #fff; }
 th { background: #f0f2f5; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td { white-space: nowrap; }
+/* Long names wrap (a model's path, a paper's source); a value wraps only before its ±. */
+td.name { white-space: normal; overflow-wrap: anywhere; min-width: 9em; max-width: 17em; }
+td.source { white-space: normal; min-width: 7em; max-width: 12em; }
+td.num { white-space: normal; min-width: 3.5em; }
+/* Wider than the window: the table scrolls and the model column stays in view. */
+th.name, td.name { position: sticky; left: 0; z-index: 1; }
 tr.ours td { background: #eaf3ff; font-weight: 600; }
 tr.published td { color: #555; }
 span.badge { font-size: 10px; border-radius: 3px; padding: 0 4px; margin-right: 4px; }
@@ -123,8 +139,14 @@ tr td.unverified { color: #888; }
 """
 
 
+def _header_cell(name: str, rowspan: int = 1) -> str:
+    kind = ' class="name"' if name == HTML_FIXED[0] else ""
+    span = f' rowspan="{rowspan}"' if rowspan > 1 else ""
+    return f"<th{kind}{span}>{html.escape(name)}</th>"
+
+
 def _html_header(table: Table) -> str:
-    fixed = "".join(f'<th rowspan="2">{html.escape(name)}</th>' for name in HTML_FIXED)
+    fixed = "".join(_header_cell(name, 2) for name in HTML_FIXED)
     groups: list[tuple[str, int]] = []
     for column in table.columns:
         if groups and groups[-1][0] == column.group:
@@ -132,7 +154,7 @@ def _html_header(table: Table) -> str:
         else:
             groups.append((column.group, 1))
     if all(not name for name, _ in groups):
-        fixed = "".join(f"<th>{html.escape(name)}</th>" for name in HTML_FIXED)
+        fixed = "".join(_header_cell(name) for name in HTML_FIXED)
         titles = "".join(f"<th>{html.escape(c.title)}</th>" for c in table.columns)
         return f"<tr>{fixed}{titles}</tr>"
     spans = "".join(f'<th colspan="{n}">{html.escape(name)}</th>' for name, n in groups)
@@ -147,31 +169,55 @@ def _html_row(table: Table, row: Row) -> str:
     )
     title = f' title="{html.escape(row.note)}"' if row.note else ""
     fixed = [
-        f"<td{title}>{badge}{html.escape(row.model)}</td>",
+        f'<td class="name"{title}>{badge}{html.escape(row.model)}</td>',
         f"<td>{html.escape(row.setting)}</td>",
-        f"<td>{html.escape(row.framework)}</td>",
+        f'<td class="source">{html.escape(row.framework)}</td>',
         f"<td>{html.escape(row.items or '–')}</td>",
         f"<td>{html.escape(row.version or '–')}</td>",
         f'<td class="{row.verification}">{html.escape(row.verification or "–")}</td>',
     ]
     cells = [
-        f'<td class="num">{html.escape(cell_text(row.cells.get(c.key), table.digits))}</td>'
+        f'<td class="num">{_number_html(row.cells.get(c.key), table.digits)}</td>'
         for c in table.columns
     ]
     kind = "ours" if ours else "published"
     return f'<tr class="{kind}">' + "".join(fixed + cells) + "</tr>"
 
 
+def _number_html(cell: Cell | None, digits: int) -> str:
+    """A value and its ± standard error, which may wrap onto a second line, only there."""
+    return html.escape(cell_text(cell, digits)).replace(" ± ", " ±\u00a0")
+
+
 def html_table(table: Table) -> str:
     body = "".join(_html_row(table, row) for row in table.rows)
-    notes = [*table.notes, *_row_notes(table.rows), *_legend(table)]
-    note_list = "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+    notes = table_notes(table)
+    note_list = "".join(f"<li>{inline_html(n)}</li>" for n in notes)
     return (
         f"<h2>{html.escape(table.title)}</h2>"
         f'<div class="scroll"><table><thead>{_html_header(table)}</thead>'
         f"<tbody>{body}</tbody></table></div>"
         + (f'<ul class="notes">{note_list}</ul>' if notes else "")
     )
+
+
+_CODE = re.compile(r"`([^`]+)`")
+_STRONG = re.compile(r"\*\*([^*]+)\*\*")
+_EMPHASIS = re.compile(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])")
+
+
+def inline_html(text: str) -> str:
+    """A note written in Markdown (`code`, **strong**, *emphasis*) as HTML, escaped."""
+    parts = _CODE.split(text)  # odd positions: code spans, kept verbatim
+    out = []
+    for i, part in enumerate(parts):
+        escaped = html.escape(part)
+        if i % 2:
+            out.append(f"<code>{escaped}</code>")
+        else:
+            escaped = _STRONG.sub(r"<strong>\1</strong>", escaped)
+            out.append(_EMPHASIS.sub(r"<em>\1</em>", escaped))
+    return "".join(out)
 
 
 def html_figure(png: Path, caption: str) -> str:

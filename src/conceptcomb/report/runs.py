@@ -1,7 +1,9 @@
 """The runs a report shows: every results file read by `conceptcomb.common.results_reader`,
 with this package's tasks (`known_tasks`), and leaderboard bundles.
 
-Results of tasks that are not ours are skipped (lm-eval output may hold other tasks).
+Results of tasks that are not ours are skipped (lm-eval output may hold other tasks), and
+so are runs of a framework's mock model (Inspect's ``mockllm``, lm-eval's ``dummy``: a
+smoke test's scores mean nothing), each with a note.
 Leaderboard bundles (``*.bundle.json``) are read too, checked as ``validate-bundle`` checks
 them: their tasks carry their verification state (verified, partial, unverified).
 """
@@ -12,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from conceptcomb.benchmarks import known_tasks
+from conceptcomb.benchmarks import benchmarks, known_tasks
 from conceptcomb.common import results_reader
 from conceptcomb.common.results_reader import value_metrics, version_text
 from conceptcomb.common.runs import ModelInfo, Run, TaskRun
@@ -60,6 +62,7 @@ def read_bundle(path: Path, data: Any, data_dir: str | None = None) -> Run:
             judge=record.get("judge"),
             verification=check.status if check else None,
             verification_detail=check.detail if check else "",
+            datasets=[d for d in record.get("datasets") or [] if isinstance(d, dict)],
         )
     return run
 
@@ -96,10 +99,13 @@ def _bundle_reader(data_dir: str | None) -> results_reader.JsonReader:
     return read
 
 
-def read_runs(paths: Iterable[Path], data_dir: str | None = None) -> list[Run]:
+def read_runs(
+    paths: Iterable[Path], data_dir: str | None = None, include_mock: bool = False
+) -> list[Run]:
     """Every run of our tasks found in the files and folders, merged by (framework, model);
     bundles are checked against the benchmark files in ``data_dir`` (else
-    ``CONCEPTCOMB_DATA_DIR`` or the cache), as ``validate-bundle --data-dir`` does."""
+    ``CONCEPTCOMB_DATA_DIR`` or the cache), as ``validate-bundle --data-dir`` does. Runs of
+    a mock model keep no task (a note says so) unless ``include_mock`` (tests of tables)."""
     bundles, others = [], []
     for path in paths:
         files = results_reader.result_files(Path(path))
@@ -111,4 +117,32 @@ def read_runs(paths: Iterable[Path], data_dir: str | None = None) -> list[Run]:
     if others:
         readers = (_bundle_reader(data_dir),)
         runs += results_reader.read_files(others, known_tasks().get, readers, skip=BUNDLE_SUFFIX)
-    return results_reader.merge_runs(runs)
+    merged = results_reader.merge_runs(runs)
+    return merged if include_mock else [_without_mock(run) for run in merged]
+
+
+def _without_mock(run: Run) -> Run:
+    """A run of a mock model, with its tasks left out and a note saying why."""
+    if run.mock_model is None or not run.tasks:
+        return run
+    files = ", ".join(sorted({path.name for path in run.sources}))
+    run.notes.append(
+        f"{files}: a run of {run.mock_model} ({run.model.name}), left out: a mock model "
+        "answers without a model, so its scores mean nothing"
+    )
+    run.tasks = {}
+    return run
+
+
+def nothing_usable(paths: Iterable[Path], runs: list[Run]) -> str:
+    """One line for a report or bundle with no row to show: what was looked for, where."""
+    where = ", ".join(str(path) for path in paths)
+    tasks = ", ".join(f"{b.key}_*" for b in benchmarks())
+    left_out = sum(1 for run in runs if run.notes and not run.tasks)
+    why = f" ({left_out} left out: see the notes above)" if left_out else ""
+    return (
+        f"no results of a conceptcomb task in {where}{why}: looked for lm-eval results_*.json "
+        "(with their samples_*.jsonl), Inspect logs (*.eval, *.json), `conceptcomb score "
+        f"--output` files and *{BUNDLE_SUFFIX} bundles, holding {tasks} tasks run with a "
+        "real model."
+    )

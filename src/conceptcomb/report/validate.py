@@ -196,11 +196,13 @@ def max_tasks() -> int:
     return len(known_tasks())
 
 
-def check_bundle(bundle: Any, data_dir: str | None = None) -> BundleCheck:
+def check_bundle(bundle: Any, data_dir: str | None = None, content: bool = True) -> BundleCheck:
     """Every problem found, and each task's verification state. In an invalid bundle no
-    task is verified: each task's line says what was checked and what failed."""
+    task is verified: each task's line says what was checked and what failed. ``content``
+    False: its ``content_sha256`` is not checked (a bundle put together again from EEE files,
+    whose evidence is packed anew: they are checked against their own hash)."""
     try:
-        check = _check_bundle(bundle, data_dir)
+        check = _check_bundle(bundle, data_dir, content)
     except RecursionError:  # a bundle made in memory, nested deeper than any file may be
         check = BundleCheck([f"limit: the bundle is nested deeper than {MAX_DEPTH} levels"])
     except MemoryError:
@@ -213,13 +215,14 @@ def check_bundle(bundle: Any, data_dir: str | None = None) -> BundleCheck:
     return check
 
 
-def _check_bundle(bundle: Any, data_dir: str | None) -> BundleCheck:
+def _check_bundle(bundle: Any, data_dir: str | None, content: bool = True) -> BundleCheck:
     schema = _schema_errors(bundle)
     check = BundleCheck(_secret_problems(bundle, "bundle"))
     check.problems += [problem for _, problem in schema]
     if not isinstance(bundle, dict):
         return check
-    check.problems += _checksum_problems(bundle)
+    if content:
+        check.problems += _checksum_problems(bundle)
     tasks = bundle.get("tasks")
     if not isinstance(tasks, list):
         return check
@@ -353,3 +356,31 @@ def check_file(path: Path, data_dir: str | None = None) -> BundleCheck:
 
 def validate_file(path: Path, data_dir: str | None = None) -> list[str]:
     return check_file(path, data_dir).problems
+
+
+def check_eee(export: Any, data_dir: str | None = None) -> BundleCheck:
+    """EEE files of one bundle (`conceptcomb.report.read_eee`): the bundle they carry,
+    checked as `check_bundle` checks it, and the files against it (their hash, every field
+    exported again). A problem of the files makes them INVALID as a bundle's would."""
+    from conceptcomb.report.export_eee import file_uuid
+    from conceptcomb.report.read_eee import export_problems
+
+    if export.bundle is None:
+        return BundleCheck(list(export.problems))
+    check = check_bundle(export.bundle, data_dir, content=False)
+    try:
+        extra = [*export.problems, *export_problems(export)]
+    except Exception as err:  # files from anyone: fields of types no export writes
+        extra = [f"{export.label}: cannot be exported again to compare ({type(err).__name__})"]
+    if not extra:
+        return check
+    names = [task.get("task") for task in export.bundle.get("tasks") or []]
+    ids = {name: file_uuid(export.bundle, str(name)) for name in names}
+    tasks = []
+    for task_check in check.tasks:
+        own = [p for p in extra if ids.get(task_check.task, "?") in p]
+        own += [p for p in check.problems if task_check.task in p]
+        tasks.append(with_outcome(task_check, own))
+    check.problems = [printable(clip(problem, 1000)) for problem in extra] + check.problems
+    check.tasks = tasks
+    return check

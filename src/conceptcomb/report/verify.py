@@ -28,7 +28,7 @@ from typing import Any
 
 from conceptcomb.benchmarks import evidence_adapter
 from conceptcomb.common.errors import ConceptcombError
-from conceptcomb.common.evidence import close, defined
+from conceptcomb.common.evidence import close, defined, prompts_sha256
 from conceptcomb.report.safe_json import EvidenceBudget, Refused, clip, decode_evidence
 
 VERIFIED, PARTIAL, UNVERIFIED = "verified", "partial", "unverified"
@@ -157,6 +157,7 @@ def check_task(
         return TaskCheck(name, UNVERIFIED, "its evidence holds too many items", [problem], items)
     problems, pairs = _check_items(name, checker, test.items, expected, items)
     problems += _check_counts(name, task, record, items)
+    problems += _check_prompts(name, task, items)
     not_rechecked: dict[str, str] = {}
     try:
         if hasattr(checker, "recompute"):  # corpus-level metrics, from the stored items
@@ -229,6 +230,24 @@ def _check_counts(
             f"{len(items)}"
         )
     return problems
+
+
+def _check_prompts(name: str, task: dict[str, Any], items: list[dict[str, Any]]) -> list[str]:
+    """The prompts the items carry (``prompt``: what the framework sent) against the run's
+    ``prompts.sent_sha256`` (bundles made before the items carried them: not checked)."""
+    sent = (task.get("prompts") or {}).get("sent_sha256") if isinstance(task, dict) else None
+    prompts = [item.get("prompt") for item in items]
+    if not sent or all(prompt is None for prompt in prompts):
+        return []
+    if not all(isinstance(p, list) and len(p) >= 2 for p in prompts):
+        return [f"evidence: {name}: some items carry no prompt (or not one as sent: [id, ...])"]
+    found = prompts_sha256(prompts)
+    if found == sent:
+        return []
+    return [
+        f"evidence: {name}: the items' prompts hash to {found}, but the run's prompts.sent_sha256 "
+        f"is {printable(clip(str(sent), 80))}: a prompt was changed after the run"
+    ]
 
 
 def _check_metrics(

@@ -15,7 +15,12 @@ from conceptcomb.scorers.rating import JudgeUsage
 def add_judge_options(parser: argparse.ArgumentParser) -> None:
     """``--judge-*`` flags; unset ones fall back to CONCEPTCOMB_JUDGE* and the defaults."""
     group = parser.add_argument_group("judge (default: the paper's gpt-4o at OpenAI)")
-    group.add_argument("--judge", choices=["openai", "local", "off"])
+    group.add_argument(
+        "--judge",
+        choices=["openai", "local", "off"],
+        help="openai: any OpenAI-compatible endpoint (default); local: the offline "
+        "transformers judge (the packaged SmolLM2 unless --judge-model); off: no judge",
+    )
     group.add_argument("--judge-model", help="model name, or a local model path for --judge local")
     group.add_argument(
         "--judge-base-url",
@@ -33,6 +38,16 @@ def add_judge_options(parser: argparse.ArgumentParser) -> None:
         choices=["text", "json_schema", "json_object"],
         help="text (the paper's); json_schema (OpenAI, vLLM) or json_object (llama.cpp) "
         "constrain the answer to the JSON the prompt asks for",
+    )
+    group.add_argument(
+        "--judge-device",
+        help="--judge local: auto (the GPU when there is one, else the CPU), cpu, cuda, cuda:N",
+    )
+    group.add_argument(
+        "--judge-dtype", help="--judge local: auto (bfloat16 on a GPU that has it, else float32)"
+    )
+    group.add_argument(
+        "--judge-batch-size", type=int, help="--judge local: questions per forward pass (16)"
     )
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import hashlib
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -38,6 +39,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema
 
 from conceptcomb.common.errors import ConfigError, JudgeError
+from conceptcomb.scorers import rating
 from conceptcomb.scorers.api_judge import (
     PREFLIGHT_PROMPT,
     RELEVANCE_SCHEMA,
@@ -56,7 +58,7 @@ from conceptcomb.scorers.judges import (
     record_relevance,
     shorten,
 )
-from conceptcomb.scorers.rating import JudgeUsage, RatingSession, open_cache
+from conceptcomb.scorers.rating import JudgeUsage, RatingSession, open_cache, run_coroutine
 
 GRADER_ROLE = "grader"
 # The -T options that choose the judge: with --model-role grader as well, two choices.
@@ -72,7 +74,7 @@ def chosen_options(options: Mapping[str, object]) -> frozenset[str]:
     return frozenset(name for name in CHOOSING_OPTIONS if options.get(name) is not None)
 
 
-def default_grader(settings: JudgeSettings) -> list[Model]:
+def default_grader(settings: JudgeSettings, memoize: bool = True) -> list[Model]:
     """The grader the judge options describe, one Inspect model per endpoint.
 
     ``get_model(role="grader", default=...)``: ``openai/MODEL`` (OpenAI's endpoint, or
@@ -92,7 +94,15 @@ def default_grader(settings: JudgeSettings) -> list[Model]:
     name = settings.model_name
     urls = split_base_urls(settings.judge_base_url)
     if not urls:
-        return [get_model(role=GRADER_ROLE, default=f"openai/{name}", config=config, api_key=key)]
+        return [
+            get_model(
+                role=GRADER_ROLE,
+                default=f"openai/{name}",
+                config=config,
+                api_key=key,
+                memoize=memoize,
+            )
+        ]
     return [
         get_model(
             role=GRADER_ROLE,
@@ -100,6 +110,7 @@ def default_grader(settings: JudgeSettings) -> list[Model]:
             config=config,
             base_url=url,
             api_key=key or "EMPTY",  # a self-hosted endpoint usually needs none
+            memoize=memoize,
         )
         for i, url in enumerate(urls)
     ]
@@ -221,13 +232,25 @@ class InspectModelJudge(Judge):
     async def preflight(self) -> None:
         """One small request to each replica before the run: `JudgeError` at once when one
         cannot be reached, refuses the key or does not know the model; a transient fault
-        is retried as during the run."""
+        is retried as during the run. Nothing when this judge, with these keys, passed it
+        already in this process (when the task was built: `check_judge`)."""
+        if self.checked_key in rating._CHECKED:
+            return
         errors = await asyncio.gather(
             *(self._check(model) for model in self.models), return_exceptions=True
         )
         for error in errors:
             if isinstance(error, BaseException):
                 raise error
+        rating._CHECKED.add(self.checked_key)
+
+    @property
+    def checked_key(self) -> tuple[str, str]:
+        """(the models' identity, digest of their keys): what a passed preflight is
+        remembered by, whichever questions (ratings, verdicts) the judge then asks."""
+        keys = "|".join(sorted(filter(None, map(_api_key, self.models))))
+        identity = grader_identity(self.models, self.settings)
+        return identity, hashlib.sha256(keys.encode()).hexdigest()
 
     async def _check(self, model: Model) -> None:
         quick = GenerateConfig(temperature=0.0, max_tokens=16, max_retries=0)
@@ -286,6 +309,114 @@ def _unwrap(err: BaseException) -> BaseException:
     return inner if isinstance(inner, BaseException) else err
 
 
+# Providers whose models run in this process (or a server Inspect starts for them): a
+# model object of theirs is the loaded model, with nothing to reach; and a second one would
+# load the weights again.
+LOCAL_PROVIDERS = frozenset(
+    {"hf", "vllm", "sglang", "llama-cpp-python", "transformer_lens", "mockllm", "none"}
+)
+
+
+def check_judge(settings: JudgeSettings, chosen: frozenset[str] = frozenset()) -> None:
+    """The judge's checks when a task is built, before any model generates (Inspect builds
+    tasks after it has made the models and their roles, before any sample runs).
+
+    Inside an eval: the ``grader`` role conflicting with ``-T`` judge options, and one small
+    request to the grader (the role's models, or those the options describe; each a model
+    of its own, in a thread of its own: the run's models stay untouched), whose failure is a
+    one-line `JudgeError`; ``judge=local``: its libraries and model found, then loaded.
+    A task built outside an eval (``Task`` objects handed to ``eval()``, which may give the
+    role) gets the checks that need no role (key, local model found) when a judge option
+    was given, and its ``setup`` asks the judge when the task runs (`preflight_setup`).
+    """
+    from conceptcomb.scorers.judge_checks import check_local_judge, load_local_judge
+
+    if not _in_eval():
+        if chosen and settings.enabled:
+            settings.check_credentials()
+            check_local_judge(settings)
+        return
+    grader = _role_models()
+    if grader:
+        _refuse_two_choices(grader[0], chosen)
+        remote = [model for model in grader if _provider(model) not in LOCAL_PROVIDERS]
+        if remote:
+            _preflight_copies(remote, settings)
+        return
+    if not settings.enabled:
+        return
+    if settings.judge == "local":
+        load_local_judge(settings)
+        return
+    settings.check_credentials()
+    run_coroutine(_preflight_described(settings))
+
+
+def _in_eval() -> bool:
+    """Whether an Inspect eval is building this task (it set the model under evaluation)."""
+    try:
+        from inspect_ai.model._model import active_model
+    except ImportError:  # a later Inspect: checks then wait for the run, as outside an eval
+        return False
+    return active_model() is not None
+
+
+def _role_models() -> list[Model]:
+    grader: Any = model_roles().get(GRADER_ROLE)
+    if grader is None:
+        return []
+    return list(grader) if isinstance(grader, list | tuple) else [grader]
+
+
+def _refuse_two_choices(grader: Model, chosen: frozenset[str]) -> None:
+    if chosen:
+        given = ", ".join(f"-T {name}" for name in sorted(chosen))
+        raise ConfigError(
+            f"--model-role grader={grader} and {given} both choose the judge: "
+            "pass only one of them."
+        )
+
+
+def _provider(model: Model) -> str:
+    return str(model).split("/", 1)[0]
+
+
+def _preflight_copies(models: Sequence[Model], settings: JudgeSettings) -> None:
+    """The preflight of the role's models, each through a copy made in the preflight's own
+    event loop (a client is bound to the loop that first used it)."""
+
+    async def check() -> None:
+        copies = [
+            get_model(
+                str(model),
+                config=model.config,
+                base_url=model.api.base_url,
+                api_key=_api_key(model),
+                memoize=False,
+                **model.model_args,
+            )
+            for model in models
+        ]
+        await _preflight_and_close(InspectModelJudge(copies, settings), copies)
+
+    run_coroutine(check())
+
+
+async def _preflight_described(settings: JudgeSettings) -> None:
+    """The preflight of the grader the judge options describe (`default_grader`)."""
+    secret = os.environ.get(settings.judge_api_key_env)
+    models = default_grader(settings, memoize=False)
+    await _preflight_and_close(InspectModelJudge(models, settings, secret), models)
+
+
+async def _preflight_and_close(judge: InspectModelJudge, models: Sequence[Model]) -> None:
+    try:
+        await judge.preflight()
+    finally:
+        for model in models:
+            await model.api.aclose()
+
+
 class InspectSessions:
     """One `RatingSession` per event loop for a scorer, created on first use.
 
@@ -320,12 +451,7 @@ class InspectSessions:
         if isinstance(grader, list):
             grader = grader[0] if grader else None
         if grader is not None:
-            if self.chosen:
-                given = ", ".join(f"-T {name}" for name in sorted(self.chosen))
-                raise ConfigError(
-                    f"--model-role grader={grader} and {given} both choose the judge: "
-                    "pass only one of them."
-                )
+            _refuse_two_choices(grader, self.chosen)
             return self.grader_judge(grader, self.settings)
         if not self.settings.enabled:
             return None

@@ -39,6 +39,10 @@ class Judge(ABC):
     @abstractmethod
     async def ask(self, prompt: str) -> JudgeReply: ...
 
+    def request_slots(self, concurrency: int) -> int:
+        """Questions a rating session keeps in flight: ``concurrency`` per endpoint."""
+        return concurrency * self.replicas
+
     async def preflight(self) -> None:  # noqa: B027 - optional hook
         """Raise `JudgeError` if the judge cannot work; judges with nothing to check pass."""
 

@@ -6,12 +6,20 @@ as it arrives (`conceptcomb.scorers.rating.CacheWriter`: on the event loop when 
 lock is free, else in a thread, where ratings that arrive together share one commit), so a
 run killed halfway re-asks nothing it had already been answered.
 Only successful ratings are stored: a failure is asked again next time.
+
+SQLite's write-ahead log needs memory shared by the processes that use the file, which a
+network file system (NFS, CIFS/SMB, Lustre, GPFS, ...) does not give: there the cache uses
+SQLite's rollback journal, which is safe where the file system's locks work, and says once,
+in one line, to put the cache on a local disk (`network_file_system`, read from
+/proc/mounts).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -35,12 +43,70 @@ CREATE TABLE IF NOT EXISTS ratings (
 BUSY_TIMEOUT = 60
 
 
+# File system types (as /proc/mounts names them) that share files between hosts: no shared
+# memory between the processes using a file, so no write-ahead log.
+NETWORK_FILE_SYSTEMS = frozenset(
+    {"nfs", "nfs4", "cifs", "smb3", "smbfs", "lustre", "gpfs", "beegfs", "ceph", "glusterfs",
+     "fuse.glusterfs", "fuse.sshfs", "fuse.cephfs", "9p", "afs", "ocfs2", "gfs2", "panfs",
+     "fuse.juicefs", "fuse.s3fs", "fuse.gcsfuse", "fuse.weka", "wekafs"}
+)  # fmt: skip
+MOUNTS = Path("/proc/mounts")
+_WARNED: set[Path] = set()  # cache files whose network file system was reported
+
+
+def network_file_system(folder: Path) -> str | None:
+    """The type of the network file system that holds ``folder``, None for a local one (or
+    where /proc/mounts cannot be read: not Linux)."""
+    try:
+        lines = MOUNTS.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    target = folder.resolve()
+    best, kind = -1, ""
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        # /proc/mounts writes a space in a mount point as \040 (octal).
+        mount = Path(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), fields[1]))
+        depth = len(mount.parts)
+        if depth >= best and target.is_relative_to(mount):  # the deepest (and last) wins
+            best, kind = depth, fields[2]
+    return kind if kind in NETWORK_FILE_SYSTEMS else None
+
+
 def default_cache_path() -> Path:
     return cache_root() / "judge_cache.sqlite"
 
 
 def cache_key(judge_identity: str, prompt: str) -> str:
     return hashlib.sha256(f"{judge_identity}\x00{prompt}".encode()).hexdigest()
+
+
+def _set_up(conn: sqlite3.Connection, journal: str) -> None:
+    """Journal mode, sync level and table, retried while another process holds the file.
+
+    Processes that open a new cache at the same moment (the ranks of a data-parallel run)
+    can get "database is locked" from the journal-mode switch at once: SQLite does not call
+    its busy handler there, so the `timeout` given to `connect` does not cover it.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT
+    while True:
+        try:
+            current = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if str(current).upper() != journal:
+                conn.execute(f"PRAGMA journal_mode={journal}")
+            # NORMAL keeps a write-ahead log consistent; a rollback journal needs FULL.
+            conn.execute(f"PRAGMA synchronous={'NORMAL' if journal == 'WAL' else 'FULL'}")
+            conn.execute(_SCHEMA)
+            conn.commit()
+            return
+        except sqlite3.OperationalError as err:
+            conn.rollback()
+            busy = "locked" in str(err) or "busy" in str(err)
+            if not busy or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 class JudgeCache:
@@ -50,12 +116,21 @@ class JudgeCache:
         self.path = Path(path) if path else default_cache_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
+        network = network_file_system(self.path.parent)
+        self.journal = "DELETE" if network else "WAL"
+        if network and self.path.resolve() not in _WARNED:
+            _WARNED.add(self.path.resolve())
+            print(
+                f"conceptcomb: the judge cache {self.path} is on {network}, a network file "
+                "system, where SQLite's write-ahead log is unsafe: it uses the slower rollback "
+                "journal, safe only if the file system's locks work; put the cache on a local "
+                "disk instead (CONCEPTCOMB_CACHE_DIR=/local/dir, or judge_cache=/local/file).",
+                file=sys.stderr,
+                flush=True,
+            )
         self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, check_same_thread=False)
         with self._lock:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute(_SCHEMA)
-            self._conn.commit()
+            _set_up(self._conn, self.journal)
         # For `try_put_many` (an event loop's thread), opened on first use.
         self._quick_lock = threading.Lock()
         self._quick: sqlite3.Connection | None = None
@@ -103,7 +178,8 @@ class JudgeCache:
         try:
             if self._quick is None:
                 self._quick = sqlite3.connect(self.path, timeout=0, check_same_thread=False)
-                self._quick.execute("PRAGMA synchronous=NORMAL")
+                sync = "NORMAL" if self.journal == "WAL" else "FULL"
+                self._quick.execute(f"PRAGMA synchronous={sync}")
                 self._quick.execute("PRAGMA wal_autocheckpoint=0")
             try:
                 self._insert(self._quick, judge_identity, rows)

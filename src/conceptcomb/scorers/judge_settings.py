@@ -24,6 +24,16 @@ option                    environment variable                 meaning
                                                                ``json_schema`` or
                                                                ``json_object``: constrain the
                                                                answer to the asked format
+``judge_device``          ``CONCEPTCOMB_JUDGE_DEVICE``         ``judge=local``: ``auto`` (the
+                                                               GPU when torch sees one, else
+                                                               the CPU), ``cpu``, ``cuda``,
+                                                               ``cuda:N``, ``mps``
+``judge_dtype``           ``CONCEPTCOMB_JUDGE_DTYPE``          ``judge=local``: ``auto``
+                                                               (bfloat16 on a GPU that has it,
+                                                               else float32), ``float32``,
+                                                               ``bfloat16``, ``float16``
+``judge_batch_size``      ``CONCEPTCOMB_JUDGE_BATCH_SIZE``     ``judge=local``: questions per
+                                                               forward pass (16)
 ========================  ===================================  =============================
 
 In lm-eval pass them with ``--metadata '{"judge": "local"}'``; in Inspect with
@@ -55,6 +65,14 @@ JUDGE_KINDS = ("openai", "local", "off")
 # or constrained to the JSON the prompt asks for, in OpenAI's structured-output dialect
 # (OpenAI, vLLM, SGLang) or in the json_object-with-schema dialect (llama.cpp's server).
 RESPONSE_FORMATS = ("text", "json_schema", "json_object")
+# Where the local judge runs and in which precision (torch names; "auto": see LocalJudge).
+DEVICE_PATTERN = re.compile(r"^(auto|cpu|mps|(cuda|xpu|npu)(:\d+)?)$")
+DTYPE_ALIASES = {
+    "auto": "auto",
+    "float32": "float32", "fp32": "float32", "float": "float32",
+    "bfloat16": "bfloat16", "bf16": "bfloat16",
+    "float16": "float16", "fp16": "float16", "half": "float16",
+}  # fmt: skip
 PAPER_JUDGE_MODEL = "gpt-4o"
 _ENV_PREFIX = "CONCEPTCOMB_"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -74,6 +92,9 @@ class JudgeSettings:
     judge_max_tokens: int = 1024
     judge_cache: str | None = None
     judge_response_format: str = "text"
+    judge_device: str = "auto"
+    judge_dtype: str = "auto"
+    judge_batch_size: int = 16
 
     @classmethod
     def option_names(cls) -> tuple[str, ...]:
@@ -114,6 +135,18 @@ class JudgeSettings:
             )
         if self.judge_concurrency < 1:
             raise ConfigError("judge_concurrency must be at least 1.")
+        if self.judge_batch_size < 1:
+            raise ConfigError("judge_batch_size must be at least 1 (questions per forward pass).")
+        if not DEVICE_PATTERN.match(self.judge_device):
+            raise ConfigError(
+                f"judge_device={self.judge_device!r} is not a device: use auto (the GPU when "
+                "there is one), cpu, cuda, cuda:N or mps."
+            )
+        if self.judge_dtype not in DTYPE_ALIASES.values():
+            raise ConfigError(
+                f"judge_dtype={self.judge_dtype!r}: use auto (bfloat16 on a GPU that has it, "
+                "else float32), float32, bfloat16 or float16."
+            )
         if min(self.judge_max_retries, self.judge_format_retries) < 0:
             raise ConfigError("judge_max_retries and judge_format_retries cannot be negative.")
         if self.judge == "openai" and self.judge_base_url:
@@ -204,4 +237,9 @@ def _coerce(name: str, annotation: Any, raw: Any) -> Any:
     if name == "judge":
         # Inspect reads `-T judge=off` as YAML, which makes it False.
         return "off" if raw is False or text.lower() in ("false", "no") else text.lower()
+    if name == "judge_device":
+        return text.lower()
+    if name == "judge_dtype":  # bf16, torch.bfloat16 ... -> bfloat16; anything else is checked
+        name = text.lower().removeprefix("torch.")
+        return DTYPE_ALIASES.get(name, name)
     return text

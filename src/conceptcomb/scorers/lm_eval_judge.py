@@ -16,7 +16,9 @@ from collections.abc import Iterator, Mapping
 from types import CodeType, FrameType
 from typing import Any
 
+from conceptcomb.scorers.judge_checks import load_local_judge
 from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.scorers.ranks import reporting_process
 from conceptcomb.scorers.rating import JudgeUsage, preflight_judge
 
 log = logging.getLogger("conceptcomb")
@@ -79,13 +81,15 @@ def _metrics_bypassed(task: Any) -> bool:
 
 def resolve_judge_settings(metadata: Mapping[str, Any]) -> dict[str, str]:
     """Judge settings from --metadata / environment, checked before any generation: the
-    key, then one small request to the judge (`preflight_judge`; once per process). Returns
-    the doc field that carries the options to the judge filter."""
+    key; for ``judge=local`` its model found and loaded; else one small request to the
+    judge (`preflight_judge`; once per process). Returns the doc field that carries the
+    options to the judge filter."""
     options = _judge_off_if_predict_only(
         {k: v for k, v in metadata.items() if k in JudgeSettings.option_names()}
     )
     settings = JudgeSettings.resolve(options)
     settings.check_credentials()
+    load_local_judge(settings)  # judge=local: found, then loaded now (Ctrl-C: one line)
     preflight_judge(settings)
     return {JUDGE_FIELD: json.dumps(options, sort_keys=True)}
 
@@ -93,8 +97,9 @@ def resolve_judge_settings(metadata: Mapping[str, Any]) -> dict[str, str]:
 def report_judge_usage(task: str, usage: JudgeUsage | None) -> None:
     """After a task's judging: the usage line and, when questions failed, a loud warning
     with their share and the last error. Printed, not only logged: lm-eval prints its
-    table after every filter has run, so both lines sit above it."""
-    if usage is None:
+    table after every filter has run, so both lines sit above it. In a data-parallel run
+    the usage is the run's total (`conceptcomb.scorers.ranks`), printed by rank 0 alone."""
+    if usage is None or not reporting_process():  # a data-parallel run's total, once
         return
     print(f"[conceptcomb] {task}: {usage.summary()}", flush=True)
     warning = usage.failure_warning()

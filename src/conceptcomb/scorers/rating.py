@@ -25,6 +25,8 @@ from conceptcomb.scorers.judge_base import Judge, JudgeReply
 from conceptcomb.scorers.judge_cache import JudgeCache
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.judges import build_judge
+from conceptcomb.scorers.local_judge import check_local_judge
+from conceptcomb.scorers.ranks import QuestionShare, claim_share
 
 log = logging.getLogger("conceptcomb.judge")
 T = TypeVar("T")
@@ -42,6 +44,18 @@ class JudgeUsage:
     input_tokens: int = 0
     output_tokens: int = 0
     last_error: str | None = None  # why the latest failed question failed
+    processes: int = 1  # the processes that shared the asking (a data-parallel run)
+
+    def combine(self, part: JudgeUsage) -> None:
+        """Add what another process asked for its share (questions and repeats aside)."""
+        self.requests += part.requests
+        if part.http_requests is not None:
+            self.http_requests = (self.http_requests or 0) + part.http_requests
+        self.cache_hits += part.cache_hits
+        self.failures += part.failures
+        self.input_tokens += part.input_tokens
+        self.output_tokens += part.output_tokens
+        self.last_error = part.last_error or self.last_error
 
     def add(self, reply: JudgeReply) -> None:
         self.requests += reply.requests
@@ -82,8 +96,9 @@ class JudgeUsage:
             if self.http_requests and self.http_requests > self.requests
             else ""
         )
+        processes = f" (asked by {self.processes} processes)" if self.processes > 1 else ""
         return (
-            f"judge usage [{self.judge}]: {self.questions} distinct questions, "
+            f"judge usage [{self.judge}]: {self.questions} distinct questions{processes}, "
             f"{self.requests} requests sent{retries}, {self.cache_hits} cache hits, "
             f"{self.deduplicated} duplicates asked once, {self.failures} failures{tokens}"
         )
@@ -178,8 +193,9 @@ class RatingSession:
         self.cache = cache
         self.usage = JudgeUsage(judge=judge.identity)
         self.progress = progress
-        # ``concurrency`` per endpoint: replicas of the judge each take that many.
-        self._slots = concurrency * judge.replicas
+        # ``concurrency`` per endpoint (replicas of the judge each take that many); a local
+        # judge takes enough to fill its batches.
+        self._slots = judge.request_slots(concurrency)
         self._semaphore = asyncio.Semaphore(self._slots)
         self._writer = CacheWriter(cache, judge.identity) if cache is not None else None
         self._answers: dict[str, asyncio.Future[JudgeReply]] = {}
@@ -299,8 +315,11 @@ _CHECKED: set[tuple[str, str]] = set()  # (judge identity, key digest) preflight
 
 def preflight_judge(settings: JudgeSettings) -> None:
     """Before any generation or the first item: one small request to the configured judge,
-    `JudgeError` (one line: endpoint, model, fix) when it cannot work. ``judge=off`` and
-    ``judge=local`` have nothing to check."""
+    `JudgeError` (one line: endpoint, model, fix) when it cannot work. ``judge=local``:
+    its device must exist (`ConfigError`); ``judge=off`` has nothing to check."""
+    if settings.judge == "local":
+        check_local_judge(settings)
+        return
     if settings.judge != "openai":
         return
     settings.check_credentials()
@@ -332,9 +351,47 @@ def rate_prompts(
     """Rate every prompt (sync entry point for lm-eval and the CLI) with the judge ``build``
     makes (the relevance judge by default; the yes/no verifier passes its own).
 
-    Returns the replies by prompt, the usage, and the judge identity.
+    Returns the replies by prompt, the usage, and the judge identity. Inside an lm-eval
+    judge filter of a run of several processes (`conceptcomb.scorers.ranks`), the processes
+    ask each distinct question once between them, and the usage is the run's total.
     """
     asked = list(prompts)
+    share = claim_share()
+    if share is None:
+        replies, usage, identity = _rate_here(settings, asked, description, build)
+    else:
+        replies, usage, identity = _rate_shared(share, settings, asked, description, build)
+    log.info(usage.summary())
+    return replies, usage, identity
+
+
+def _rate_shared(
+    share: QuestionShare,
+    settings: JudgeSettings,
+    asked: list[str],
+    description: str,
+    build: Callable[[JudgeSettings], Judge],
+) -> tuple[dict[str, JudgeReply], JudgeUsage, str]:
+    """This process's share of the run's distinct questions asked here, every process's
+    answers pooled; the answers to this process's questions, and the run's usage."""
+    unique = list(dict.fromkeys(asked))
+    split = share.split(unique, len(asked))
+    results = share.answers(lambda: _rate_here(settings, split.mine, description, build))
+    pooled = {prompt: reply for replies, _, _ in results for prompt, reply in replies.items()}
+    identity = results[0][2]
+    usage = JudgeUsage(judge=identity, questions=split.distinct, processes=split.processes)
+    usage.deduplicated = split.asked - split.distinct
+    for _, part, _ in results:
+        usage.combine(part)
+    return {prompt: pooled[prompt] for prompt in unique}, usage, identity
+
+
+def _rate_here(
+    settings: JudgeSettings,
+    asked: list[str],
+    description: str,
+    build: Callable[[JudgeSettings], Judge],
+) -> tuple[dict[str, JudgeReply], JudgeUsage, str]:
     unique = list(dict.fromkeys(asked))
 
     async def go() -> tuple[dict[str, JudgeReply], JudgeUsage, str]:
@@ -351,6 +408,4 @@ def rate_prompts(
                     cache.close()
         return replies, session.usage, judge.identity
 
-    replies, usage, identity = run_coroutine(go())
-    log.info(usage.summary())
-    return replies, usage, identity
+    return run_coroutine(go())

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from conceptcomb.common.answers import extract_dicts
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.scorers.api_judge import OpenAIJudge
 from conceptcomb.scorers.judge_base import Judge, JudgeReply, shorten
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.scorers.local_judge import LocalJudge, load_causal_lm
+from conceptcomb.scorers.local_judge import LocalJudge, question_ids
 from conceptcomb.scorers.rating import JudgeUsage, rate_prompts
 
 YES, NO = 1.0, 0.0
@@ -111,27 +112,30 @@ class OpenAIVerifier(OpenAIJudge):
 
 class LocalVerifier(LocalJudge):
     """Offline: "yes" when the model puts more probability on it than on "no" after
-    ``{"answer": "``. Like the local relevance judge, it proves the pipeline runs."""
+    ``{"answer": "``. Like the local relevance judge, it proves the pipeline runs; it runs
+    where the judge options say and answers in batches the same way."""
 
     ANSWER_PREFIX = '{"answer": "'
+    FINAL_POSITIONS = 1  # the verdict's first token
 
     def __init__(self, settings: JudgeSettings) -> None:
         super().__init__(settings)
         self.identity += IDENTITY_SUFFIX
+        self._yes_no = (0, 0)
 
-    def _ask_blocking(self, prompt: str) -> JudgeReply:
-        import torch
-
-        tokenizer, model = load_causal_lm(self._spec)
-        chat = [{"role": "user", "content": prompt}]
-        context = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
-        ids = tokenizer(context + self.ANSWER_PREFIX, add_special_tokens=False)["input_ids"]
+    def prepare(self, tokenizer: Any) -> None:
         yes = tokenizer("yes", add_special_tokens=False)["input_ids"][0]
         no = tokenizer("no", add_special_tokens=False)["input_ids"][0]
-        with self._lock, torch.no_grad():
-            logits = model(input_ids=torch.tensor([ids])).logits[0, -1]
-        probs = torch.softmax(logits.float(), dim=-1)
-        p_yes, p_no = float(probs[yes]), float(probs[no])
+        self._yes_no = (yes, no)
+
+    def question_row(self, tokenizer: Any, prompt: str) -> list[int]:
+        return question_ids(tokenizer, prompt, self.ANSWER_PREFIX)
+
+    def reply_from(self, logits: Any) -> JudgeReply:
+        import torch
+
+        probs = torch.softmax(logits[-1].float(), dim=-1)
+        p_yes, p_no = probs[list(self._yes_no)].tolist()
         verdict = "yes" if p_yes >= p_no else "no"
         return JudgeReply(
             rating=YES if verdict == "yes" else NO,
