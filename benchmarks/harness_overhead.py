@@ -44,8 +44,8 @@ from pathlib import Path
 
 import conceptcomb
 from conceptcomb.ccpt.data import CcptItem, load_items
+from conceptcomb.ccpt.judge_tools.plan import dataset_answer
 from conceptcomb.ccpt.lm_eval_hooks import build_docs
-from conceptcomb.ccpt.plan import dataset_answer
 from conceptcomb.ccpt.tasks import GROUP_NAME, default_specs
 from conceptcomb.cli import lm_eval_has_our_tasks, tasks_path
 from conceptcomb.testing.judge_server import Request

@@ -185,7 +185,7 @@ def test_calibrate_refuses_an_unwritable_output_before_judging(tmp_path: Path, c
 
 @pytest.mark.shared_data
 def test_calibrate_with_every_question_failing_exits_non_zero(tmp_path: Path, capsys) -> None:
-    from conceptcomb.ccpt.calibration import sample_pairs
+    from conceptcomb.ccpt.judge_tools.calibration import sample_pairs
 
     concepts = frozenset(pair.concept.lower() for pair in sample_pairs(9, 0))
     faults = Faults(bad_body_pairs=concepts, bad_body_kind="no_choices")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from inspect_ai.log import read_eval_log
 
-from conceptcomb.ccpt.oracle_rescore import rescore_oracle
-from conceptcomb.ccpt.sa_prompts import filter_prompt
+from conceptcomb.ccpt.methods.oracle_rescore import rescore_oracle
+from conceptcomb.ccpt.methods.spreading_prompts import filter_prompt
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.testing.judge_server import LoopbackServer
 from tests.ccpt.conftest import include_args

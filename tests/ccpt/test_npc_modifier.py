@@ -350,7 +350,7 @@ def test_score_flag_is_for_noun_phrase_completion(tmp_path: Path, capsys) -> Non
 
 def test_missing_spacy_model_is_one_clear_error(monkeypatch, tmp_path: Path, capsys) -> None:
     """Without en_core_web_sm the default rule refuses to run and says what to install."""
-    from conceptcomb.ccpt import lemma_analysis
+    from conceptcomb.ccpt.npc_lemma import analysis as lemma_analysis
     from conceptcomb.common import spacy_english
 
     monkeypatch.setattr(spacy_english, "SPACY_MODELS", ("no_such_spacy_model",))

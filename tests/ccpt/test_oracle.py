@@ -32,9 +32,9 @@ from inspect_ai import eval as inspect_eval
 from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.inspect_tasks import TASKS
 from conceptcomb.ccpt.lm_eval_yaml import YAML_DIR
+from conceptcomb.ccpt.methods.oracle import best_of, score_oracle_replies
+from conceptcomb.ccpt.methods.oracle_rescore import rescore_oracle
 from conceptcomb.ccpt.metrics import FORMAT_FAILURES, JUDGE_FAILURES, NAN
-from conceptcomb.ccpt.oracle import best_of, score_oracle_replies
-from conceptcomb.ccpt.oracle_rescore import rescore_oracle
 from conceptcomb.ccpt.tasks import spec_by_name
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.testing.judge_server import LoopbackServer

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conceptcomb.ccpt.data import load_items
-from conceptcomb.ccpt.plan import dataset_answer
+from conceptcomb.ccpt.judge_tools.plan import dataset_answer
 from conceptcomb.ccpt.prompts import user_prompt
 from conceptcomb.ccpt.tasks import CcptTaskSpec, default_specs
 from conceptcomb.cli import main

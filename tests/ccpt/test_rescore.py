@@ -232,7 +232,7 @@ def test_calibration_with_the_papers_judge_matches_its_recorded_ratings(
     ccpt_dir: Path, tmp_path: Path, fresh_cache: Path, capsys
 ) -> None:
     """A judge answering GPT-4o's recorded ratings must correlate exactly like them."""
-    from conceptcomb.ccpt.calibration import sample_pairs
+    from conceptcomb.ccpt.judge_tools.calibration import sample_pairs
 
     pairs = sample_pairs(120, seed=3)
     ratings = {(p.concept.lower(), p.prop.lower()): round(p.recorded_gpt4o) for p in pairs}

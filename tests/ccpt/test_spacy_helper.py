@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from conceptcomb.ccpt.data import load_items
-from conceptcomb.ccpt.lemma_analysis import rule_lemma, spacy_pipeline
-from conceptcomb.ccpt.spacy_helper import SpacyHelper
+from conceptcomb.ccpt.npc_lemma.analysis import rule_lemma, spacy_pipeline
+from conceptcomb.ccpt.npc_lemma.helper_process import SpacyHelper
 from conceptcomb.ccpt.tasks import NPC_EMERGENT, CcptTaskSpec
 from conceptcomb.common.errors import ConfigError
 
@@ -61,7 +61,7 @@ import json, sys
 from conceptcomb.ccpt.lm_eval_hooks import load_dataset
 from conceptcomb.ccpt.inspect_tasks import ccpt_npc_emergent
 from conceptcomb.ccpt.modifiers import analyse
-from conceptcomb.ccpt.spacy_helper import HELPER
+from conceptcomb.ccpt.npc_lemma.helper_process import HELPER
 
 ccpt_npc_emergent(judge="off")
 docs = load_dataset("ccpt_npc_emergent", judge="off")["test"]

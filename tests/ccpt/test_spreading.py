@@ -11,14 +11,18 @@ from inspect_ai.log import resolve_sample_attachments
 
 from conceptcomb.ccpt.data import CcptItem, load_items
 from conceptcomb.ccpt.inspect_tasks import TASKS
-from conceptcomb.ccpt.lm_eval_methods import build_docs
-from conceptcomb.ccpt.sa_prompts import activation_prompt, filter_prompt, sa_user_prompt
-from conceptcomb.ccpt.spreading import (
+from conceptcomb.ccpt.methods.lm_eval_hooks import build_docs
+from conceptcomb.ccpt.methods.spreading import (
     SaSettings,
     jaccard_distance,
     load_graph,
     offline_trace,
     parse_concept_list,
+)
+from conceptcomb.ccpt.methods.spreading_prompts import (
+    activation_prompt,
+    filter_prompt,
+    sa_user_prompt,
 )
 from conceptcomb.ccpt.tasks import lm_eval_method_specs, spec_by_name
 from conceptcomb.common.errors import ConfigError

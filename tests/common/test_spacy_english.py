@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conceptcomb.ccpt import lemma_analysis
+from conceptcomb.ccpt.npc_lemma import analysis as lemma_analysis
 from conceptcomb.cggc import metrics
 from conceptcomb.common.spacy_english import english_pipeline
 

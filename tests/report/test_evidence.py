@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[2]
 PROMPT_MODULES = {
     "ccpt": [
         "conceptcomb.ccpt.prompts",
-        "conceptcomb.ccpt.sa_prompts",
+        "conceptcomb.ccpt.methods.spreading_prompts",
         "conceptcomb.scorers.relevance",
     ],
     "mcrae": ["conceptcomb.mcrae.prompts"],
@@ -103,8 +103,8 @@ def test_every_prompt_constant_is_in_the_rendered_templates(benchmark: str) -> N
     ("module", "name", "benchmark", "judge"),
     [
         ("conceptcomb.scorers.relevance", "RELEVANCE_PROMPT", "ccpt", True),
-        ("conceptcomb.ccpt.sa_prompts", "ACTIVATION_PROMPT", "ccpt", False),
-        ("conceptcomb.ccpt.sa_prompts", "FILTER_PROMPT", "ccpt", False),
+        ("conceptcomb.ccpt.methods.spreading_prompts", "ACTIVATION_PROMPT", "ccpt", False),
+        ("conceptcomb.ccpt.methods.spreading_prompts", "FILTER_PROMPT", "ccpt", False),
         ("conceptcomb.ccpt.prompts", "_EXAMPLES_LEAD", "ccpt", False),
         ("conceptcomb.ccpt.prompts", "SYSTEM_PROMPT", "ccpt", False),
         ("conceptcomb.mcrae.prompts", "PROMPT", "mcrae", False),

@@ -24,8 +24,8 @@ import yaml
 from huggingface_hub import parse_eval_result_entries
 
 from conceptcomb.ccpt.data import CcptItem, load_items
+from conceptcomb.ccpt.judge_tools.plan import dataset_answer
 from conceptcomb.ccpt.lm_eval_hooks import build_docs
-from conceptcomb.ccpt.plan import dataset_answer
 from conceptcomb.ccpt.tasks import spec_by_name
 from conceptcomb.common.evidence import decode
 from conceptcomb.testing.judge_server import LoopbackServer

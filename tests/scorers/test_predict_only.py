@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conceptcomb.ccpt.data import load_items
-from conceptcomb.ccpt.plan import dataset_answer
+from conceptcomb.ccpt.judge_tools.plan import dataset_answer
 from conceptcomb.ccpt.prompts import user_prompt
 from conceptcomb.ccpt.tasks import spec_by_name
 from conceptcomb.testing.judge_server import LoopbackServer

@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 
 
 def tasks() -> dict[str, list[MetricInfo]]:
+    from conceptcomb.ccpt.methods.oracle import oracle_metric_infos
     from conceptcomb.ccpt.metrics import metric_infos
-    from conceptcomb.ccpt.oracle import oracle_metric_infos
     from conceptcomb.ccpt.tasks import all_specs, method_specs
 
     found = {spec.name: metric_infos(spec) for spec in all_specs()}
@@ -38,8 +38,8 @@ def rescore(
     options: dict[str, Any],
 ) -> ScoreReport:
     """``conceptcomb score``: judge saved replies (``options``: ``npc_modifier``)."""
+    from conceptcomb.ccpt.methods.oracle_rescore import rescore_oracle
     from conceptcomb.ccpt.modifiers import resolve_npc_modifier
-    from conceptcomb.ccpt.oracle_rescore import rescore_oracle
     from conceptcomb.ccpt.rescore import rescore as rescore_replies
 
     modifier = options.get("npc_modifier")

@@ -17,7 +17,7 @@ from conceptcomb.scorers.cli_options import (
 
 
 def run_plan(args: argparse.Namespace) -> int:
-    from conceptcomb.ccpt.plan import plan_tasks
+    from conceptcomb.ccpt.judge_tools.plan import plan_tasks
 
     report = plan_tasks(
         args.tasks,
@@ -38,7 +38,7 @@ def run_plan(args: argparse.Namespace) -> int:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from conceptcomb.ccpt.calibration import calibrate
+    from conceptcomb.ccpt.judge_tools.calibration import calibrate
 
     output = prepare_output(args.output, "--output")
     report = calibrate(judge_settings(args), args.n, args.seed, args.data_dir)

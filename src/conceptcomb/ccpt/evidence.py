@@ -19,8 +19,8 @@ from typing import Any
 
 from conceptcomb.ccpt.answers import LEMMA
 from conceptcomb.ccpt.data import CCPT_DATASET, CcptItem, load_items
+from conceptcomb.ccpt.methods.oracle import base_spec, best_of, oracle_metric_infos
 from conceptcomb.ccpt.metrics import aggregate
-from conceptcomb.ccpt.oracle import base_spec, best_of, oracle_metric_infos
 from conceptcomb.ccpt.scoring import ItemScore, finish_item, plan_item, without_judge
 from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
 from conceptcomb.common.evidence import ItemSet, ItemView, RawItem, close, defined

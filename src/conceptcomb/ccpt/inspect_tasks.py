@@ -26,14 +26,14 @@ from inspect_ai.solver import TaskState
 from typing_extensions import Unpack
 
 from conceptcomb.ccpt.data import CcptItem, load_items
-from conceptcomb.ccpt.inspect_methods import oracle_scorer, sample_n, spreading_activation
+from conceptcomb.ccpt.methods.inspect_solvers import oracle_scorer, sample_n, spreading_activation
+from conceptcomb.ccpt.methods.oracle import ORACLE_N, ORACLE_TEMPERATURE, ORACLE_TOP_P, base_spec
+from conceptcomb.ccpt.methods.spreading import SaSettings, load_graph, offline_trace
+from conceptcomb.ccpt.methods.spreading_prompts import sa_user_prompt
 from conceptcomb.ccpt.metrics import CONFUSION_KEYS, metric_infos
 from conceptcomb.ccpt.modifiers import OPTION, task_rule
-from conceptcomb.ccpt.oracle import ORACLE_N, ORACLE_TEMPERATURE, ORACLE_TOP_P, base_spec
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
-from conceptcomb.ccpt.sa_prompts import sa_user_prompt
 from conceptcomb.ccpt.scoring import ItemScore, plan_item, score_reply
-from conceptcomb.ccpt.spreading import SaSettings, load_graph, offline_trace
 from conceptcomb.ccpt.tasks import (
     NPC_EMERGENT,
     CcptTaskSpec,

@@ -6,8 +6,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from conceptcomb.ccpt.methods.oracle import (
+    ORACLE_N,
+    ORACLE_TEMPERATURE,
+    ORACLE_TOP_P,
+    oracle_metric_infos,
+)
 from conceptcomb.ccpt.metrics import metric_infos
-from conceptcomb.ccpt.oracle import ORACLE_N, ORACLE_TEMPERATURE, ORACLE_TOP_P, oracle_metric_infos
 from conceptcomb.ccpt.tasks import (
     GROUP_NAME,
     PI_CANCELED,
@@ -23,7 +28,7 @@ from conceptcomb.frameworks.lm_eval_yaml import Function, Group, Leaf, TaskYaml,
 
 YAML_DIR = Path(__file__).parent / "task_yaml"
 HOOKS = "conceptcomb.ccpt.lm_eval_hooks"
-METHOD_HOOKS = "conceptcomb.ccpt.lm_eval_methods"
+METHOD_HOOKS = "conceptcomb.ccpt.methods.lm_eval_hooks"
 BASE = "_ccpt_template_yaml"
 ORACLE = "_ccpt_oracle_yaml"
 

@@ -23,8 +23,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
-from conceptcomb.ccpt.lemma_analysis import Analysis, Text, missing_spacy
-from conceptcomb.ccpt.spacy_helper import HELPER
+from conceptcomb.ccpt.npc_lemma.analysis import Analysis, Text, missing_spacy
+from conceptcomb.ccpt.npc_lemma.helper_process import HELPER
 from conceptcomb.ccpt.tasks import NPC_EMERGENT
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.common.spacy_english import not_installed
@@ -90,7 +90,7 @@ _CACHED = 65536
 
 def analyse(text: str, keep_hyphenated: bool = False) -> Analysis:
     """spaCy's tokens, parts of speech and (spaCy 3.7) lemmas of ``text``, from the helper
-    process (`conceptcomb.ccpt.spacy_helper`); `prefetch` analyses many at once."""
+    process (`conceptcomb.ccpt.npc_lemma.helper_process`); `prefetch` analyses many at once."""
     key = (text, keep_hyphenated)
     found = _ANALYSES.get(key)
     if found is None:

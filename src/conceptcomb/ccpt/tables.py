@@ -46,7 +46,7 @@ _CCPT_SETTINGS = (
 
 def _collect_oracle(run: Run, task_metrics: dict[str, tuple[str, list[str]]]) -> dict:
     """The oracle tasks' best-of-N metrics (``E_oracle`` ...) under the base columns' keys."""
-    from conceptcomb.ccpt.oracle import SUFFIX
+    from conceptcomb.ccpt.methods.oracle import SUFFIX
 
     oracle_metrics = {
         task: (prefix, [metric + SUFFIX for metric in metrics])

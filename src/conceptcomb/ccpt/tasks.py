@@ -9,8 +9,8 @@ The paper's other methods (section 4.1), on the test subsets of the three genera
 model, ConceptNet or both as the activator, and the model as the filter),
 ``_sa_conceptnet_nofilter`` (Table 7's ablation: ConceptNet activation, no filter, so no
 extra model call) and ``_oracle`` (multi-oracle: best of N sampled replies, an upper bound
-reported under its own metric names). See `conceptcomb.ccpt.spreading` and
-`conceptcomb.ccpt.oracle`.
+reported under its own metric names). See `conceptcomb.ccpt.methods.spreading` and
+`conceptcomb.ccpt.methods.oracle`.
 """
 
 from __future__ import annotations

@@ -11,9 +11,13 @@ import json
 
 def templates() -> dict[str, str]:
     from conceptcomb.ccpt.data import CcptItem
+    from conceptcomb.ccpt.methods.spreading import objective
+    from conceptcomb.ccpt.methods.spreading_prompts import (
+        activation_prompt,
+        filter_prompt,
+        sa_user_prompt,
+    )
     from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
-    from conceptcomb.ccpt.sa_prompts import activation_prompt, filter_prompt, sa_user_prompt
-    from conceptcomb.ccpt.spreading import objective
     from conceptcomb.ccpt.tasks import all_specs, method_specs
 
     item = CcptItem(

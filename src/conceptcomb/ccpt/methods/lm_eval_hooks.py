@@ -4,7 +4,7 @@ lm-eval makes one model call per request, so of the spreading-activation variant
 the one that needs no model before the answer: ``ccpt_<kind>_sa_conceptnet_nofilter``
 (ConceptNet activation, no filter; Table 7's ablation). `load_dataset` computes each
 item's C_T from the graph when the dataset is built and renders it into the answer
-prompt; the reply is judged like the base task's (`lm_eval_hooks.JudgeFilter`). The
+prompt; the reply is judged like the base task's (`conceptcomb.ccpt.lm_eval_hooks.JudgeFilter`). The
 variants that activate or filter with the model run in Inspect.
 
 ``ccpt_<kind>_oracle`` samples N replies per item (``repeats``); `OracleJudgeFilter`
@@ -29,11 +29,11 @@ from conceptcomb.ccpt.lm_eval_hooks import (
     scoring_fields,
     task_items,
 )
-from conceptcomb.ccpt.oracle import OracleScore, base_spec, best_of, score_oracle_replies
+from conceptcomb.ccpt.methods.oracle import OracleScore, base_spec, best_of, score_oracle_replies
+from conceptcomb.ccpt.methods.spreading import SaSettings, load_graph, offline_trace
+from conceptcomb.ccpt.methods.spreading_prompts import sa_user_prompt
 from conceptcomb.ccpt.prompts import user_prompt
-from conceptcomb.ccpt.sa_prompts import sa_user_prompt
 from conceptcomb.ccpt.scoring import plan_item, without_judge
-from conceptcomb.ccpt.spreading import SaSettings, load_graph, offline_trace
 from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.frameworks.lm_eval_metadata import start_task

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from conceptcomb.ccpt.data import CcptItem, load_items
-from conceptcomb.ccpt.oracle import ORACLE_N, base_spec
+from conceptcomb.ccpt.methods.oracle import ORACLE_N, base_spec
 from conceptcomb.ccpt.scoring import plan_item
 from conceptcomb.ccpt.tasks import (
     GROUP_NAME,
@@ -122,7 +122,7 @@ def plan_from_items(
 def plan_from_predictions(spec: CcptTaskSpec, path: Path) -> TaskPlan:
     """The exact questions the judge will be asked about the replies saved in ``path``."""
     if spec.oracle:
-        from conceptcomb.ccpt.oracle_rescore import read_oracle_predictions
+        from conceptcomb.ccpt.methods.oracle_rescore import read_oracle_predictions
 
         docs, _, named = read_oracle_predictions(path)
     else:

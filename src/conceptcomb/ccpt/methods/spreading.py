@@ -12,7 +12,7 @@ head} for noun phrase completion), each iteration
 
 and stops after T iterations or when the Jaccard distance between C_t and C_t+1, on
 lemmas, is below epsilon (T = 5, epsilon = 0.1 in the paper). The answer prompt then
-shows C_T without C_0 (`conceptcomb.ccpt.sa_prompts`).
+shows C_T without C_0 (`conceptcomb.ccpt.methods.spreading_prompts`).
 
 Model calls are passed in as coroutines, so the same loop runs inside Inspect (the
 evaluated model) and, graph-only without filter, when lm-eval builds its dataset.

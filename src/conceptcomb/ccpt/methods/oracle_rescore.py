@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from conceptcomb.ccpt.data import CcptItem
+from conceptcomb.ccpt.methods.oracle import OracleScore, oracle_metric_infos, score_oracle_replies
 from conceptcomb.ccpt.modifiers import LEMMA, task_rule
-from conceptcomb.ccpt.oracle import OracleScore, oracle_metric_infos, score_oracle_replies
 from conceptcomb.ccpt.tasks import spec_by_name, task_version
 from conceptcomb.common.contract import MetricInfo
 from conceptcomb.common.errors import ConfigError, DataFormatError

@@ -2,7 +2,7 @@
 
 Tokens, parts of speech and lemmas of ``en_core_web_sm``, the lemmas in the order of the
 rule lemmatizer of spaCy before 3.8 (see `conceptcomb.ccpt.modifiers`). Run in the spaCy
-helper process (`conceptcomb.ccpt.spacy_helper`), or here where none can be started.
+helper process (`conceptcomb.ccpt.npc_lemma.helper_process`), or here where none can be started.
 """
 
 from __future__ import annotations

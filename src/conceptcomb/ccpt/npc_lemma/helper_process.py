@@ -7,7 +7,7 @@ run imports it for nothing else). Loaded in the framework's process when a task 
 much. A helper process started there loads it on another core while the framework indexes
 tasks and asks the model, and hides torch from thinc (the small pipeline runs on numpy).
 
-The analyses are those of `lemma_analysis.analyse_here`, run in the helper: one JSON line per
+The analyses are those of `analysis.analyse_here`, run in the helper: one JSON line per
 batch of texts each way. spaCy's warnings while loading come back with the ready line and
 are logged. Where no helper can be started, the analyses run in this process.
 """
@@ -24,7 +24,7 @@ import threading
 import warnings
 from typing import Any
 
-from conceptcomb.ccpt.lemma_analysis import (
+from conceptcomb.ccpt.npc_lemma.analysis import (
     Analysis,
     Text,
     analyse_here,

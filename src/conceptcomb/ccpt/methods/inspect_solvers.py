@@ -1,11 +1,11 @@
 """Inspect pieces for the paper's methods: the spreading-activation solver, the oracle.
 
-* `spreading_activation` runs Algorithm 1 (`conceptcomb.ccpt.spreading`) with the evaluated
+* `spreading_activation` runs Algorithm 1 (`conceptcomb.ccpt.methods.spreading`) with the evaluated
   model as activator and/or filter, puts C_T into the answer prompt (Tables 12, 15) and
   generates. Each sample's log holds the concept set of every iteration (metadata
   ``spreading_activation`` and an info event in its transcript).
 * `sample_n` draws N replies per sample (multi-oracle); `oracle_scorer` judges all of them
-  and reports the best values (``E_oracle`` ...), as `conceptcomb.ccpt.oracle` defines.
+  and reports the best values (``E_oracle`` ...), as `conceptcomb.ccpt.methods.oracle` defines.
 """
 
 from __future__ import annotations
@@ -19,11 +19,8 @@ from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from conceptcomb.ccpt.data import CcptItem
-from conceptcomb.ccpt.oracle import OracleScore, base_spec, best_of, oracle_metric_infos
-from conceptcomb.ccpt.prompts import SYSTEM_PROMPT
-from conceptcomb.ccpt.sa_prompts import activation_prompt, filter_prompt, sa_user_prompt
-from conceptcomb.ccpt.scoring import score_reply
-from conceptcomb.ccpt.spreading import (
+from conceptcomb.ccpt.methods.oracle import OracleScore, base_spec, best_of, oracle_metric_infos
+from conceptcomb.ccpt.methods.spreading import (
     FILTER_ATTEMPTS,
     ConceptGraph,
     SaSettings,
@@ -33,6 +30,13 @@ from conceptcomb.ccpt.spreading import (
     parse_concept_list,
     spread,
 )
+from conceptcomb.ccpt.methods.spreading_prompts import (
+    activation_prompt,
+    filter_prompt,
+    sa_user_prompt,
+)
+from conceptcomb.ccpt.prompts import SYSTEM_PROMPT
+from conceptcomb.ccpt.scoring import score_reply
 from conceptcomb.ccpt.tasks import CcptTaskSpec
 from conceptcomb.frameworks.inspect_tasks import ItemMetrics, chat
 from conceptcomb.scorers.inspect_judge import InspectSessions
