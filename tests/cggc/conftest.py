@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conceptcomb.cggc.sources import read_commongen
+from conceptcomb.cggc.dataset_build.sources import read_commongen
 from tests.conftest import SHARED_DATA, require_shared_data
 
 COMMONGEN = SHARED_DATA / "cggc" / "commongen_v1.1"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from conceptcomb.cggc.data import CggcItem, dataset_dir, load_dataset, read_items
+from conceptcomb.cggc.dataset_build.sources import read_conceptnet
 from conceptcomb.cggc.graphs import GraphEdge, is_connected, nodes_of, structure_type
 from conceptcomb.cggc.relations import RELATIONS, make_label
-from conceptcomb.cggc.sources import read_conceptnet
 from conceptcomb.cli import main
 from conceptcomb.common.errors import DataUnavailableError
 from tests.cggc.conftest import build_args

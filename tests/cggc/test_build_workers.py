@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conceptcomb.cggc import builder
+from conceptcomb.cggc.dataset_build import builder
 from conceptcomb.cli import main
 from tests.cggc.conftest import build_args
 

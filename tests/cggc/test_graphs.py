@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conceptcomb.cggc.dataset_build.sources import Triple, read_conceptnet
 from conceptcomb.cggc.graphs import GraphEdge, KnowledgeBase, is_connected, prune, structure_type
 from conceptcomb.cggc.relations import canonical_relation, make_label, verbalize
-from conceptcomb.cggc.sources import Triple, read_conceptnet
 
 TRIPLES = [  # head, relation, tail
     ("dog", "HasA", "tail"),

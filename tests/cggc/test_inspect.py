@@ -11,9 +11,9 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, get_model
 
 from conceptcomb.cggc import lm_eval_hooks
+from conceptcomb.cggc.analysis.report import collect
 from conceptcomb.cggc.inspect_tasks import TASKS
 from conceptcomb.cggc.metrics import METRIC_NAMES
-from conceptcomb.cggc.report import collect
 from conceptcomb.cggc.tasks import TaskOptions, item_doc, spec_by_name, task_pairs
 
 

@@ -17,7 +17,7 @@ from conceptcomb.cggc.data import (
     dataset_dir,
     load_dataset,
 )
-from conceptcomb.cggc.sources import CN100K_DATASET, COMMONGEN_DATASET
+from conceptcomb.cggc.dataset_build.sources import CN100K_DATASET, COMMONGEN_DATASET
 from conceptcomb.common.errors import DataFormatError
 
 

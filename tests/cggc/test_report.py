@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from conceptcomb.cggc.analysis.report import collect, table4
 from conceptcomb.cggc.metrics import METRIC_NAMES
-from conceptcomb.cggc.report import collect, table4
 from conceptcomb.cli import main
 
 

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from conceptcomb.cggc.data import PACKAGED_DIR, load_dataset
-from conceptcomb.cggc.graphs import READINGS, GraphEdge, skeleton_type, structure_type
-from conceptcomb.cggc.stats import (
+from conceptcomb.cggc.dataset_build.stats import (
     PAPER_TABLE2,
     PAPER_TYPES,
     Row,
@@ -19,6 +18,7 @@ from conceptcomb.cggc.stats import (
     structure_report,
     type_table,
 )
+from conceptcomb.cggc.graphs import READINGS, GraphEdge, skeleton_type, structure_type
 from conceptcomb.cli import main
 
 CONCEPTS = ("x", "y", "z")  # m and n are intermediate nodes

@@ -34,7 +34,7 @@ def tasks() -> dict[str, list[MetricInfo]]:
 
 
 def datasets() -> dict[str, Any]:
-    from conceptcomb.cggc.sources import CN100K_DATASET, COMMONGEN_DATASET
+    from conceptcomb.cggc.dataset_build.sources import CN100K_DATASET, COMMONGEN_DATASET
 
     # What CGGC is built from (`conceptcomb cggc build` fetches them when not named); the
     # canonical build ships inside the package.

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from conceptcomb.cggc import builder, report, stats
+from conceptcomb.cggc.analysis import report
+from conceptcomb.cggc.dataset_build import builder, stats
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from conceptcomb.cggc.per_item import dataset_sha256, gap_ttests
+from conceptcomb.cggc.analysis.per_item import dataset_sha256, gap_ttests
 from conceptcomb.cggc.published import (
     CGGC_FIG4,
     CGGC_TABLE4,

@@ -385,7 +385,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from conceptcomb.cggc.data import load_dataset
-    from conceptcomb.cggc.splits import check_compositional
+    from conceptcomb.cggc.dataset_build.splits import check_compositional
 
     dataset = load_dataset(args.data_dir)
     pool, test = list(dataset.pool), list(dataset.test)

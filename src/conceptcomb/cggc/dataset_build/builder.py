@@ -27,19 +27,19 @@ from typing import Any
 
 import numpy as np
 
-from conceptcomb.cggc import stats
 from conceptcomb.cggc.data import POOL_FILE, TEST_FILE, CggcItem, records_of, write_jsonl
-from conceptcomb.cggc.embeddings import PACKAGED_MODEL, Encoder
-from conceptcomb.cggc.graphs import GraphEdge, KnowledgeBase, nodes_of, prune, structure_type
-from conceptcomb.cggc.relations import make_label
-from conceptcomb.cggc.sources import (
+from conceptcomb.cggc.dataset_build import stats
+from conceptcomb.cggc.dataset_build.embeddings import PACKAGED_MODEL, Encoder
+from conceptcomb.cggc.dataset_build.sources import (
     COMMONGEN_DATASET,
     Reference,
     pinned_commongen_dir,
     read_commongen,
     read_conceptnet,
 )
-from conceptcomb.cggc.splits import check_compositional, split_items
+from conceptcomb.cggc.dataset_build.splits import check_compositional, split_items
+from conceptcomb.cggc.graphs import GraphEdge, KnowledgeBase, nodes_of, prune, structure_type
+from conceptcomb.cggc.relations import make_label
 from conceptcomb.common.conceptnet import (
     CN100K_DATASET,
     CN100K_FILES,
