@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from conceptcomb.common.errors import ConfigError
-from conceptcomb.mcrae.expansion import (
+from conceptcomb.mcrae.gold.expansion_sets import (
     content_words,
     expand_feature,
     expand_word,
     feature_heads,
 )
-from conceptcomb.mcrae.gold import build_gold, select_top
+from conceptcomb.mcrae.gold.features import build_gold, select_top
 
 pytestmark = pytest.mark.shared_data
 

@@ -32,7 +32,7 @@ from conceptcomb.mcrae.data import (
     load_norms,
     mcrae_name,
 )
-from conceptcomb.mcrae.gold import ConceptGold, check_tie_rule, select_top
+from conceptcomb.mcrae.gold.features import ConceptGold, check_tie_rule, select_top
 from conceptcomb.mcrae.metrics import (
     MODES,
     claim,

@@ -33,8 +33,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from conceptcomb.common.contract import PROPORTION, MetricInfo, Scale
-from conceptcomb.mcrae.expansion import content_words, tokens
-from conceptcomb.mcrae.gold import ConceptGold
+from conceptcomb.mcrae.gold.expansion_sets import content_words, tokens
+from conceptcomb.mcrae.gold.features import ConceptGold
 
 CUTOFFS = (10, 20, 30)
 MODES = ("phrase", "strict")

@@ -13,8 +13,8 @@ from typing import Any
 from conceptcomb.common.errors import ConfigError, one_of
 from conceptcomb.mcrae.answers import parse_properties
 from conceptcomb.mcrae.data import TERMS_OF_USE, load_esslli_nouns, load_norms, mcrae_name
-from conceptcomb.mcrae.expansion import DEFAULT_SENSES, SENSES
-from conceptcomb.mcrae.gold import ConceptGold, build_gold, check_tie_rule
+from conceptcomb.mcrae.gold.expansion_sets import DEFAULT_SENSES, SENSES
+from conceptcomb.mcrae.gold.features import ConceptGold, build_gold, check_tie_rule
 from conceptcomb.mcrae.metrics import concept_metrics
 from conceptcomb.mcrae.prompts import user_prompt
 from conceptcomb.mcrae.tasks import ESSLLI44, McraeTaskSpec

@@ -20,7 +20,7 @@ from typing import Any
 
 from conceptcomb.common.errors import DataFormatError, one_of
 from conceptcomb.mcrae.data import NormFeature
-from conceptcomb.mcrae.expansion import (
+from conceptcomb.mcrae.gold.expansion_sets import (
     DEFAULT_SENSES,
     concept_words,
     expand_feature,
