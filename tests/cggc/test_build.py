@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from conceptcomb.cggc.data import CggcItem, dataset_dir, load_dataset, read_items
+from conceptcomb.cggc.dataset_build.paths import is_connected
 from conceptcomb.cggc.dataset_build.sources import read_conceptnet
-from conceptcomb.cggc.graphs import GraphEdge, is_connected, nodes_of, structure_type
+from conceptcomb.cggc.graphs import GraphEdge, nodes_of, structure_type
 from conceptcomb.cggc.relations import RELATIONS, make_label
 from conceptcomb.cli import main
 from conceptcomb.common.errors import DataUnavailableError

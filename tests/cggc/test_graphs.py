@@ -8,8 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conceptcomb.cggc.dataset_build.paths import KnowledgeBase, is_connected, prune
 from conceptcomb.cggc.dataset_build.sources import Triple, read_conceptnet
-from conceptcomb.cggc.graphs import GraphEdge, KnowledgeBase, is_connected, prune, structure_type
+from conceptcomb.cggc.graphs import GraphEdge, structure_type
 from conceptcomb.cggc.relations import canonical_relation, make_label, verbalize
 
 TRIPLES = [  # head, relation, tail

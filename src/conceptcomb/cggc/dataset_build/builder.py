@@ -4,7 +4,8 @@
 2. ConceptNet triples of the 13 relations (merged as Table 9), verbalized by templates.
 3. SBERT embeddings of triples, references and node names (cached on disk).
 4. Per reference: triple weights (1 - cos) / 2, Dijkstra shortest paths between all
-   concept pairs, their union, SBERT pruning, graph label, structure type (graphs.py).
+   concept pairs, their union, SBERT pruning (paths.py), graph label, structure type
+   (graphs.py).
 5. Compositional labels and the pool / test split (splits.py), written as
    compos_train.jsonl / compos_test.jsonl plus graphs.jsonl (every built graph) and
    build_info.json (inputs with sha256, options, statistics, timings).
@@ -30,6 +31,7 @@ import numpy as np
 from conceptcomb.cggc.data import POOL_FILE, TEST_FILE, CggcItem, records_of, write_jsonl
 from conceptcomb.cggc.dataset_build import stats
 from conceptcomb.cggc.dataset_build.embeddings import PACKAGED_MODEL, Encoder
+from conceptcomb.cggc.dataset_build.paths import KnowledgeBase, prune
 from conceptcomb.cggc.dataset_build.sources import (
     COMMONGEN_DATASET,
     Reference,
@@ -38,7 +40,7 @@ from conceptcomb.cggc.dataset_build.sources import (
     read_conceptnet,
 )
 from conceptcomb.cggc.dataset_build.splits import check_compositional, split_items
-from conceptcomb.cggc.graphs import GraphEdge, KnowledgeBase, nodes_of, prune, structure_type
+from conceptcomb.cggc.graphs import GraphEdge, nodes_of, structure_type
 from conceptcomb.cggc.relations import make_label
 from conceptcomb.common.conceptnet import (
     CN100K_DATASET,
