@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conceptcomb.mcrae.data import load_norms
+from conceptcomb.mcrae.docs import load_golds
 from conceptcomb.mcrae.gold.features import ConceptGold
-from conceptcomb.mcrae.scoring import load_golds
 from conceptcomb.mcrae.tasks import ALL, ESSLLI44, McraeTaskSpec
 
 

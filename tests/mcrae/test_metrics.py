@@ -6,9 +6,9 @@ import random
 
 import pytest
 
+from conceptcomb.mcrae.docs import build_doc
 from conceptcomb.mcrae.lm_eval_hooks import process_results
 from conceptcomb.mcrae.metrics import concept_metrics, match_properties, metric_infos
-from conceptcomb.mcrae.scoring import build_doc
 from conceptcomb.mcrae.tasks import ESSLLI44, McraeTaskSpec
 
 pytestmark = pytest.mark.shared_data

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from conceptcomb.common.errors import DataFormatError
+from conceptcomb.mcrae.docs import build_doc
 from conceptcomb.mcrae.metrics import concept_metrics, mean_metrics
 from conceptcomb.mcrae.rescore import rescore
-from conceptcomb.mcrae.scoring import build_doc
 from conceptcomb.mcrae.tasks import ESSLLI44, McraeTaskSpec
 from tests.mcrae.test_metrics import gold_words
 

@@ -32,6 +32,7 @@ from conceptcomb.mcrae.data import (
     load_norms,
     mcrae_name,
 )
+from conceptcomb.mcrae.docs import load_golds
 from conceptcomb.mcrae.gold.features import ConceptGold, check_tie_rule, select_top
 from conceptcomb.mcrae.metrics import (
     MODES,
@@ -41,7 +42,7 @@ from conceptcomb.mcrae.metrics import (
     named_features,
     result_metrics,
 )
-from conceptcomb.mcrae.scoring import gold_of_doc, load_golds
+from conceptcomb.mcrae.scoring import gold_of_doc
 from conceptcomb.mcrae.tasks import ESSLLI44, spec_by_name
 
 

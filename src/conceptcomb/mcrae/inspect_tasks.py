@@ -17,8 +17,9 @@ from inspect_ai.solver import TaskState
 
 from conceptcomb.frameworks.inspect_tasks import ItemMetrics, build_task, chat
 from conceptcomb.mcrae.data import CITATION, TERMS_OF_USE
+from conceptcomb.mcrae.docs import TERMS_LINE, build_docs
 from conceptcomb.mcrae.metrics import metric_infos
-from conceptcomb.mcrae.scoring import TERMS_LINE, build_docs, gold_of_doc, score_reply
+from conceptcomb.mcrae.scoring import gold_of_doc, score_reply
 from conceptcomb.mcrae.tasks import all_specs, spec_by_name, task_version
 
 ITEM_METRICS = ItemMetrics(metric_infos())

@@ -13,7 +13,8 @@ from typing import Any
 import datasets
 
 from conceptcomb.frameworks.lm_eval_metadata import start_task
-from conceptcomb.mcrae.scoring import TERMS_LINE, build_docs, gold_of_doc, score_reply
+from conceptcomb.mcrae.docs import TERMS_LINE, build_docs
+from conceptcomb.mcrae.scoring import gold_of_doc, score_reply
 from conceptcomb.mcrae.tasks import spec_by_name
 
 

@@ -29,9 +29,9 @@ from conceptcomb.common.jsonl import read_jsonl
 from conceptcomb.common.results import MetricValue, ScoreReport
 from conceptcomb.mcrae.answers import parse_properties
 from conceptcomb.mcrae.data import ESSLLI_TO_MCRAE, TERMS_OF_USE
+from conceptcomb.mcrae.docs import load_golds
 from conceptcomb.mcrae.gold.features import ConceptGold
 from conceptcomb.mcrae.metrics import concept_metrics, mean_metrics, metric_infos
-from conceptcomb.mcrae.scoring import load_golds
 from conceptcomb.mcrae.tasks import spec_by_name, task_version
 
 log = logging.getLogger("conceptcomb")

@@ -1,72 +1,18 @@
-"""Framework-agnostic core: the concepts of a task with their gold, docs, and reply scoring.
+"""Framework-agnostic core: a reply -> its ranked properties -> the concept's metrics.
 
 lm-eval (``process_results``) and Inspect (the scorer) both call `score_reply`, one
-concept at a time, and average over concepts.
+concept at a time, and average over concepts (the docs they score come from
+`conceptcomb.mcrae.docs`).
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
-from conceptcomb.common.errors import ConfigError, one_of
 from conceptcomb.mcrae.answers import parse_properties
-from conceptcomb.mcrae.data import TERMS_OF_USE, load_esslli_nouns, load_norms, mcrae_name
-from conceptcomb.mcrae.gold.expansion_sets import DEFAULT_SENSES, SENSES
-from conceptcomb.mcrae.gold.features import ConceptGold, build_gold, check_tie_rule
+from conceptcomb.mcrae.gold.features import ConceptGold
 from conceptcomb.mcrae.metrics import concept_metrics
-from conceptcomb.mcrae.prompts import user_prompt
-from conceptcomb.mcrae.tasks import ESSLLI44, McraeTaskSpec
-
-TERMS_LINE = f"[conceptcomb] Terms of use of the data: {TERMS_OF_USE}"
-
-
-def check_senses(senses: str | None) -> str:
-    return one_of("senses", senses or DEFAULT_SENSES, SENSES)
-
-
-def load_golds(
-    spec: McraeTaskSpec,
-    data_dir: str | os.PathLike[str] | None = None,
-    tie_rule: str | None = None,
-    senses: str | None = None,
-) -> list[ConceptGold]:
-    """Every concept of the task with its gold features, in the data's order."""
-    rule, sense_rule = check_tie_rule(tie_rule), check_senses(senses)
-    norms = load_norms(data_dir)
-    if spec.concepts == ESSLLI44:
-        concepts = [(noun, mcrae_name(noun)) for noun in load_esslli_nouns(data_dir)]
-        missing = [noun for noun, name in concepts if name not in norms]
-        if missing:
-            raise ConfigError(f"ESSLLI nouns missing from the McRae norms: {', '.join(missing)}")
-    else:
-        concepts = [(name, name) for name in norms]
-    return [build_gold(noun, norms[name], rule, sense_rule) for noun, name in concepts]
-
-
-def build_doc(spec: McraeTaskSpec, gold: ConceptGold, tie_rule: str, senses: str) -> dict:
-    return {
-        "task": spec.name,
-        "concept": gold.concept,
-        "mcrae_concept": gold.mcrae_concept,
-        "prompt": user_prompt(gold.concept),
-        "target": "\n".join(feature.feature for feature in gold.features),
-        "tie_rule": tie_rule,
-        "senses": senses,
-        "gold": gold.as_doc(),
-    }
-
-
-def build_docs(
-    spec: McraeTaskSpec,
-    data_dir: str | os.PathLike[str] | None = None,
-    tie_rule: str | None = None,
-    senses: str | None = None,
-) -> list[dict[str, Any]]:
-    rule, sense_rule = check_tie_rule(tie_rule), check_senses(senses)
-    golds = load_golds(spec, data_dir, rule, sense_rule)
-    return [build_doc(spec, gold, rule, sense_rule) for gold in golds]
 
 
 @dataclass(frozen=True)

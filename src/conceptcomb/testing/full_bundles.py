@@ -90,8 +90,8 @@ def abspyramid_bundle(out: Path, data_dir: str | None) -> Path:
 def mcrae_bundle(out: Path, data_dir: str | None) -> Path:
     """Both McRae tasks (the 44 ESSLLI nouns, every concept of the norms), each reply the
     concept's gold features one per line; the bundle's path."""
+    from conceptcomb.mcrae.docs import build_docs
     from conceptcomb.mcrae.inspect_tasks import TASKS
-    from conceptcomb.mcrae.scoring import build_docs
     from conceptcomb.mcrae.tasks import all_specs
 
     specs = all_specs()
