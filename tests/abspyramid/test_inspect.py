@@ -21,8 +21,8 @@ from inspect_ai.model import (
 )
 
 from conceptcomb.abspyramid import metrics as m
+from conceptcomb.abspyramid.docs import build_docs
 from conceptcomb.abspyramid.inspect_tasks import TASKS
-from conceptcomb.abspyramid.scoring import build_docs
 from conceptcomb.abspyramid.tasks import spec_by_name
 from conceptcomb.common.errors import ConfigError
 

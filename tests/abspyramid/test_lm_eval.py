@@ -10,9 +10,9 @@ import pytest
 from lm_eval.tasks import TaskManager
 
 from conceptcomb.abspyramid import metrics as m
+from conceptcomb.abspyramid.docs import build_docs
 from conceptcomb.abspyramid.lm_eval_hooks import load_dataset
 from conceptcomb.abspyramid.lm_eval_yaml import stale_files
-from conceptcomb.abspyramid.scoring import build_docs
 from conceptcomb.abspyramid.tasks import GROUP_NAME, all_specs, default_specs, spec_by_name
 from conceptcomb.cli import lm_eval_has_our_tasks, tasks_path
 from conceptcomb.common.errors import ConfigError, DataUnavailableError

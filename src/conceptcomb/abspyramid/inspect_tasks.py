@@ -26,8 +26,8 @@ from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric
 from inspect_ai.solver import TaskState
 
 from conceptcomb.abspyramid import metrics as m
+from conceptcomb.abspyramid.docs import build_docs
 from conceptcomb.abspyramid.scoring import (
-    build_docs,
     score_detection_reply,
     score_generation_reply,
     score_top_logprobs,

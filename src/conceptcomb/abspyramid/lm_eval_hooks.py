@@ -17,8 +17,8 @@ import datasets
 from lm_eval.api.samplers import ContextSampler
 
 from conceptcomb.abspyramid import metrics as m
+from conceptcomb.abspyramid.docs import build_docs
 from conceptcomb.abspyramid.scoring import (
-    build_docs,
     score_detection_reply,
     score_generation_reply,
     score_loglikelihoods,

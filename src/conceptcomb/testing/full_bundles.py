@@ -65,9 +65,9 @@ def abspyramid_bundle(out: Path, data_dir: str | None) -> Path:
     """AbsPyramid's zero-shot detection and generation, every relation, on every test item
     of ``data_dir`` (a folder in the hub layout; None: CONCEPTCOMB_DATA_DIR or the hub cache),
     each reply the gold answer; the bundle's path."""
+    from conceptcomb.abspyramid.docs import build_docs
     from conceptcomb.abspyramid.inspect_tasks import TASKS
     from conceptcomb.abspyramid.prompts import ANSWERS
-    from conceptcomb.abspyramid.scoring import build_docs
     from conceptcomb.abspyramid.tasks import (
         DETECTION,
         GENERATION,
