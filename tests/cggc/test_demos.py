@@ -14,7 +14,8 @@ from conceptcomb.cggc.demos import (
     parse_packaging,
     select_demonstrations,
 )
-from conceptcomb.cggc.tasks import TaskOptions, all_specs, evaluated_items, task_pairs
+from conceptcomb.cggc.docs import evaluated_items, task_pairs
+from conceptcomb.cggc.tasks import TaskOptions, all_specs
 from conceptcomb.common.errors import ConfigError
 
 
@@ -120,7 +121,8 @@ def test_options_are_checked() -> None:
 
 def test_id_and_ood_score_the_same_items_of_the_shipped_dataset() -> None:
     """Table 4's gap compares one item set (cggc README: 15,985 of 16,167 test items)."""
-    from conceptcomb.cggc.tasks import demonstrations, spec_by_name
+    from conceptcomb.cggc.docs import demonstrations
+    from conceptcomb.cggc.tasks import spec_by_name
 
     options, dataset = TaskOptions(), load_dataset(None)
     scored = {

@@ -12,9 +12,10 @@ from inspect_ai.model import ModelOutput, get_model
 
 from conceptcomb.cggc import lm_eval_hooks
 from conceptcomb.cggc.analysis.report import collect
+from conceptcomb.cggc.docs import item_doc, task_pairs
 from conceptcomb.cggc.inspect_tasks import TASKS
 from conceptcomb.cggc.metrics import METRIC_NAMES
-from conceptcomb.cggc.tasks import TaskOptions, item_doc, spec_by_name, task_pairs
+from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
 
 
 def mock_model(replies: list[str]):

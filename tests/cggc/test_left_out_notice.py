@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import logging
 
-from conceptcomb.cggc import tasks
-from conceptcomb.cggc.tasks import TaskOptions, left_out_notice, spec_by_name, task_pairs
+from conceptcomb.cggc import docs
+from conceptcomb.cggc.docs import left_out_notice, task_pairs
+from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
 
 
 def test_the_notice_says_what_it_means_for_the_numbers() -> None:
@@ -21,7 +22,7 @@ def test_the_notice_says_what_it_means_for_the_numbers() -> None:
 
 
 def test_said_once_per_process_and_not_for_bundles(monkeypatch, caplog) -> None:
-    monkeypatch.setattr(tasks, "_ANNOUNCED", set())
+    monkeypatch.setattr(docs, "_ANNOUNCED", set())
     spec, options = spec_by_name("cggc_ood"), TaskOptions(test_type="B")
     with caplog.at_level(logging.WARNING, logger="conceptcomb"):
         task_pairs(spec, options, announce=False)  # a bundle's evidence: nothing said

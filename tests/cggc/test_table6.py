@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from conceptcomb.cggc.analysis.per_item import item_gaps, welch_p
-from conceptcomb.cggc.tasks import TaskOptions, spec_by_name, task_pairs
+from conceptcomb.cggc.docs import task_pairs
+from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
 from conceptcomb.cli import include_path_args, main
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.report.build import write_report

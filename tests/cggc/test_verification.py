@@ -23,9 +23,10 @@ from inspect_ai import eval as inspect_eval
 
 from conceptcomb.cggc import verify_hooks
 from conceptcomb.cggc.data import CggcItem
+from conceptcomb.cggc.docs import item_doc, task_pairs
 from conceptcomb.cggc.inspect_tasks import TASKS
 from conceptcomb.cggc.metrics import METRIC_NAMES
-from conceptcomb.cggc.tasks import TaskOptions, item_doc, spec_by_name, task_pairs
+from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
 from conceptcomb.cggc.verification import edge_questions
 from conceptcomb.scorers import lm_eval_judge as lm_eval_support
 from conceptcomb.scorers.verification import VERIFICATION_PROMPT, parse_verdict

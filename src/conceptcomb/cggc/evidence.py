@@ -32,9 +32,10 @@ from conceptcomb.cggc.data import (
     dataset_dir,
     read_bytes,
 )
+from conceptcomb.cggc.docs import task_pairs
 from conceptcomb.cggc.metrics import Scored
 from conceptcomb.cggc.scoring import prediction_of
-from conceptcomb.cggc.tasks import TaskOptions, spec_by_name, task_pairs
+from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
 from conceptcomb.cggc.verification import (
     SUFFIX,
     VERIFIED_SHARE,

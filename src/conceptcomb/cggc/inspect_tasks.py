@@ -35,6 +35,7 @@ from typing_extensions import Unpack
 
 from conceptcomb.cggc.data import CggcItem, load_dataset
 from conceptcomb.cggc.demos import order_name
+from conceptcomb.cggc.docs import demonstration_source, item_doc, task_pairs
 from conceptcomb.cggc.metrics import METRICS, Scored, check_libraries
 from conceptcomb.cggc.prompts import MAX_NEW_TOKENS, chat_turns, question, style_named
 from conceptcomb.cggc.scoring import corpus_score, score_doc
@@ -42,10 +43,7 @@ from conceptcomb.cggc.tasks import (
     CggcTaskSpec,
     TaskOptions,
     all_specs,
-    demonstration_source,
-    item_doc,
     spec_by_name,
-    task_pairs,
     task_version,
     verified_specs,
 )

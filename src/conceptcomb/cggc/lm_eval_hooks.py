@@ -24,17 +24,11 @@ from conceptcomb.cggc import metrics
 from conceptcomb.cggc.data import CggcItem
 from conceptcomb.cggc.data import load_dataset as load_cggc
 from conceptcomb.cggc.demos import DemoIndex, cggc_demonstrations
+from conceptcomb.cggc.docs import demonstration_pool, item_doc, task_pairs
 from conceptcomb.cggc.metrics import Scored
 from conceptcomb.cggc.prompts import question
 from conceptcomb.cggc.scoring import corpus_score, score_doc
-from conceptcomb.cggc.tasks import (
-    TaskOptions,
-    demonstration_pool,
-    item_doc,
-    options_from_doc,
-    spec_by_name,
-    task_pairs,
-)
+from conceptcomb.cggc.tasks import TaskOptions, options_from_doc, spec_by_name
 from conceptcomb.common.demonstrations import OrderedDemonstrations
 from conceptcomb.common.errors import DataFormatError, DataUnavailableError
 from conceptcomb.frameworks.lm_eval_metadata import start_task

@@ -1,7 +1,7 @@
 """Scoring CGGC replies made elsewhere (``conceptcomb score cggc_... --predictions``).
 
 The replies come from lm-eval samples, an Inspect log or a JSONL of ``{"doc": ...,
-"response": ...}`` lines whose docs are the task's (`tasks.item_doc`: the item's fields,
+"response": ...}`` lines whose docs are the task's (`docs.item_doc`: the item's fields,
 its ``setting``, ``seed``, ``prompt_style`` and ``demonstration_ids``). Each reply is scored
 by the tasks' core (`scoring.score_doc`), the corpus metrics over all of them
 (`metrics.all_metrics`); ``_verified`` tasks ask the judge about every edge

@@ -2,7 +2,7 @@
 
 `score_doc`: a reply -> its cleaned sentence (`prompts.clean_prediction`) -> the item's
 `Scored` record -> its per-item metrics (ROUGE, Coverage); lm-eval's ``process_results``
-and Inspect's scorer call it with the same document (`tasks.item_doc`). `corpus_score`:
+and Inspect's scorer call it with the same document (`docs.item_doc`). `corpus_score`:
 one Table 4 metric over the records of all items (BLEU, METEOR, CIDEr, SPICE), which
 lm-eval's ``agg_*`` aggregations and Inspect's metrics call.
 """

@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conceptcomb.cggc.tasks import TaskOptions, item_doc, spec_by_name, task_pairs
+from conceptcomb.cggc.docs import item_doc, task_pairs
+from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
 from conceptcomb.testing.recorded import _cli, submit_bundle
 
 MODEL_NAME = "cggc-references"

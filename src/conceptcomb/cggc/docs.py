@@ -1,0 +1,148 @@
+"""CGGC items -> docs: the (test item, demonstrations) pairs a task serves, as documents.
+
+One place for both frameworks: lm-eval's dataset hook and Inspect's samples take the pairs
+of `task_pairs` (the test items the pool can serve, the demonstrations each is shown, drawn
+by `conceptcomb.cggc.demos`) and render each with `item_doc`; the evidence of a bundle
+recomputes them the same way. `conceptcomb.cggc.tasks` holds the names and options.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+from functools import lru_cache
+from typing import Any
+
+from conceptcomb.cggc.data import CggcDataset, CggcItem, load_dataset
+from conceptcomb.cggc.demos import DemoIndex, DemoSpec, cggc_demonstrations
+from conceptcomb.cggc.prompts import question
+from conceptcomb.cggc.tasks import CggcTaskSpec, TaskOptions
+from conceptcomb.common.demonstrations import OrderedDemonstrations
+from conceptcomb.common.errors import DataUnavailableError
+
+log = logging.getLogger("conceptcomb")
+
+
+def demonstration_pool(dataset: CggcDataset, setting: str) -> tuple[CggcItem, ...]:
+    """Where demonstrations come from: the other test items (id) or the pool (ood)."""
+    return dataset.test if setting == "id" else dataset.pool
+
+
+@lru_cache(maxsize=16)  # CggcDataset hashes by identity
+def _index(dataset: CggcDataset, setting: str) -> DemoIndex:
+    return DemoIndex(demonstration_pool(dataset, setting))
+
+
+@lru_cache(maxsize=32)  # one per (dataset, options): remembers each item's draw
+def demonstration_source(dataset: CggcDataset, demo_spec: DemoSpec) -> OrderedDemonstrations:
+    return cggc_demonstrations(_index(dataset, demo_spec.setting), demo_spec)
+
+
+def evaluated_items(
+    spec: CggcTaskSpec, options: TaskOptions, dataset: CggcDataset
+) -> list[CggcItem]:
+    """The test items a task evaluates (typed ones for the order / type variants)."""
+    options = options.for_spec(spec)
+    items = list(dataset.test)
+    if spec.order != "random" or spec.structure is not None:
+        items = [item for item in items if item.structure is not None]
+    if options.test_type:
+        items = [item for item in items if item.structure == options.test_type]
+    return items
+
+
+def demonstrations(
+    item: CggcItem, spec: CggcTaskSpec, options: TaskOptions, dataset: CggcDataset
+) -> list[CggcItem] | None:
+    return demonstration_source(dataset, options.demo_spec(spec)).choose(item.item_id, item)
+
+
+def paired_spec(spec: CggcTaskSpec, options: TaskOptions) -> CggcTaskSpec | None:
+    """The other setting of a task whose id - ood gap is reported (Tables 4 and 6): such a
+    task scores only the test items both settings can serve, so the gap compares the same
+    items. None for the ood-only variants (order, structure, packaging: Table 7, Fig. 4)."""
+    packed = options.for_spec(spec).packaging is not None
+    if spec.order != "random" or spec.structure is not None or packed:
+        return None
+    return replace(spec, setting="ood" if spec.setting == "id" else "id", verify=False)
+
+
+def task_pairs(
+    spec: CggcTaskSpec, options: TaskOptions, announce: bool = True
+) -> list[tuple[CggcItem, list[CggcItem]]]:
+    """(test item, demonstrations) for every test item the pool can serve (and, for id and
+    ood, the other setting's pool too: `paired_spec`). When items are left out, a run
+    (``announce``) says so once per process, in terms of its numbers (`left_out_notice`)."""
+    dataset = load_dataset(options.data_dir)
+    partner = paired_spec(spec, options)
+    pairs, skipped, unpaired = [], 0, 0
+    for item in evaluated_items(spec, options, dataset):
+        demos = demonstrations(item, spec, options, dataset)
+        if demos is None:
+            skipped += 1
+        elif partner is not None and demonstrations(item, partner, options, dataset) is None:
+            unpaired += 1
+        else:
+            pairs.append((item, demos))
+    if not pairs:
+        raise DataUnavailableError(
+            f"{spec.name}: no test item of {dataset.folder} can get {options.k} valid "
+            "demonstrations; build a larger dataset (drop --limit) or lower the number of "
+            "demonstrations."
+        )
+    notice = left_out_notice(spec, options.k, len(pairs), skipped, unpaired, partner)
+    key = (spec.name, dataset.sha256, options.k, options.test_type, options.packaging)
+    if notice and announce and key not in _ANNOUNCED:
+        _ANNOUNCED.add(key)
+        log.warning(notice)
+    return pairs
+
+
+# What this process has said about left-out items already: (task, dataset, options).
+_ANNOUNCED: set[tuple[object, ...]] = set()
+
+
+def left_out_notice(
+    spec: CggcTaskSpec,
+    k: int,
+    scored: int,
+    skipped: int,
+    unpaired: int,
+    partner: CggcTaskSpec | None,
+) -> str | None:
+    """One line on the test items a task leaves out and what that means for its numbers."""
+    if not skipped and not unpaired:
+        return None
+    reasons = []
+    if skipped:
+        reasons.append(
+            f"{skipped:,} the pool cannot give {k} valid demonstrations (the authors' script "
+            "leaves such items out too)"
+        )
+    if unpaired:
+        assert partner is not None
+        reasons.append(
+            f"{unpaired:,} that {partner.name} cannot serve, so that both settings score the "
+            "same items and their gap compares like with like"
+        )
+    total = scored + skipped + unpaired
+    return (
+        f"{spec.name} scores {scored:,} of the {total:,} test items, leaving out "
+        f"{' and '.join(reasons)}: its metrics and item counts are over those {scored:,} "
+        "items. Nothing to do; this is the task's design, the same in every run."
+    )
+
+
+def item_doc(
+    item: CggcItem, demos: list[CggcItem], spec: CggcTaskSpec, options: TaskOptions
+) -> dict[str, Any]:
+    """A test item as a document: its fields, the prompt block and its demonstrations."""
+    return {
+        **item.as_doc(),
+        **options.as_doc_fields(spec),
+        "instruction": spec.prompt_style.description,
+        "prompt": question(item, spec.prompt_style, options.seed),
+        "demonstration_ids": [d.item_id for d in demos],
+        "demonstration_labels": [d.graph_label for d in demos],
+        "demonstration_types": [d.structure or "" for d in demos],
+    }
