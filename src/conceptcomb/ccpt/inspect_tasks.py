@@ -16,7 +16,8 @@ The paper's methods (`sa_task`, `oracle_task`): ``ccpt_<kind>_sa_llm`` / ``_sa_c
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
@@ -26,13 +27,12 @@ from inspect_ai.solver import TaskState
 from typing_extensions import Unpack
 
 from conceptcomb.ccpt.data import CcptItem, load_items
+from conceptcomb.ccpt.docs import sample_parts, task_docs
 from conceptcomb.ccpt.methods.inspect_solvers import oracle_scorer, sample_n, spreading_activation
-from conceptcomb.ccpt.methods.oracle import ORACLE_N, ORACLE_TEMPERATURE, ORACLE_TOP_P, base_spec
-from conceptcomb.ccpt.methods.spreading import SaSettings, load_graph, offline_trace
-from conceptcomb.ccpt.methods.spreading_prompts import sa_user_prompt
+from conceptcomb.ccpt.methods.oracle import ORACLE_N, ORACLE_TEMPERATURE, ORACLE_TOP_P
+from conceptcomb.ccpt.methods.spreading import SaSettings, load_graph
 from conceptcomb.ccpt.metrics import CONFUSION_KEYS, metric_infos
 from conceptcomb.ccpt.modifiers import OPTION, task_rule
-from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
 from conceptcomb.ccpt.scoring import ItemScore, plan_item, score_reply
 from conceptcomb.ccpt.tasks import (
     NPC_EMERGENT,
@@ -113,33 +113,16 @@ def ccpt_scorer(spec: CcptTaskSpec, sessions: InspectSessions | None, npc_modifi
     return build()
 
 
-def _sample(spec: CcptTaskSpec, item: CcptItem, prompt: str, **metadata: object) -> Sample:
-    return Sample(
-        id=item.item_id,
-        input=chat([("system", SYSTEM_PROMPT), ("user", prompt)]),
-        target=target_of(spec, item),
-        metadata={**item.as_doc(), "task": spec.name, **metadata},
-    )
-
-
-def samples(spec: CcptTaskSpec, items: list[CcptItem]) -> list[Sample]:
-    return [_sample(spec, item, user_prompt(spec, item)) for item in items]
-
-
-def _sa_samples(
-    spec: CcptTaskSpec, items: list[CcptItem], settings: SaSettings, data_dir: str | None
+def samples(
+    spec: CcptTaskSpec, items: list[CcptItem], options: Mapping[str, Any] | None = None
 ) -> list[Sample]:
-    """Graph-only without filter: C_T is known before generation (as in lm-eval);
-    otherwise the solver computes it and the input holds the prompt's template."""
-    if spec.needs_model_during_activation:
-        return [_sample(spec, item, sa_user_prompt(spec, item, ["<C_T>"])) for item in items]
-    graph = load_graph(settings.graph, data_dir)
+    """A sample per doc of `conceptcomb.ccpt.docs.task_docs` (lm-eval's docs, the same
+    prompts): the prompts as its input, the other fields as its metadata."""
     result = []
-    for item in items:
-        trace = offline_trace(spec, item, settings, graph)
-        prompt = sa_user_prompt(spec, item, trace.relevant)
-        extra = {"relevant_concepts": trace.relevant, "spreading_activation": trace.to_json()}
-        result.append(_sample(spec, item, prompt, **extra))
+    for doc in task_docs(spec, items, options):
+        system, prompt, target, metadata = sample_parts(doc)
+        messages = chat([("system", system), ("user", prompt)])
+        result.append(Sample(id=doc["item_id"], input=messages, target=target, metadata=metadata))
     return result
 
 
@@ -194,7 +177,7 @@ def sa_task(name: str, options: SaOptions) -> Task:
     graph = load_graph(sa.graph, setup.data_dir) if sa.use_graph and needs_model else None
     return build_task(
         spec.name,
-        _sa_samples(spec, items, sa, setup.data_dir),
+        samples(spec, items, options),
         ccpt_scorer(spec, sessions, setup.rule),
         # Greedy by default, activation and filter calls included.
         GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
@@ -215,10 +198,7 @@ def oracle_task(name: str, options: OracleOptions) -> Task:
     spec, items, sessions = setup.spec, setup.items(), setup.sessions()
     return build_task(
         spec.name,
-        [
-            sample.model_copy(update={"metadata": {**sample.metadata, "task": spec.name}})
-            for sample in samples(base_spec(spec), items)
-        ],
+        samples(spec, items),  # the base prompt (`task_docs`), under the oracle's name
         oracle_scorer(spec, sessions, setup.rule),
         # Appendix B.1: nucleus sampling with T = 0.7, p = 0.95.
         GenerateConfig(

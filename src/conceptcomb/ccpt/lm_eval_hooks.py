@@ -17,8 +17,8 @@ import datasets
 from lm_eval.api.filter import Filter
 
 from conceptcomb.ccpt.data import CcptItem, load_items
+from conceptcomb.ccpt.docs import task_docs
 from conceptcomb.ccpt.modifiers import OPTION, resolve_npc_modifier, task_rule
-from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
 from conceptcomb.ccpt.scoring import ItemScore, plan_item, score_replies
 from conceptcomb.ccpt.tasks import NPC_EMERGENT, CcptTaskSpec, spec_by_name
 from conceptcomb.frameworks.lm_eval_metadata import start_task
@@ -44,22 +44,11 @@ def doc_npc_modifier(doc: dict[str, Any]) -> str:
     return resolve_npc_modifier(doc.get(OPTION))
 
 
-def make_doc(spec: CcptTaskSpec, item: CcptItem, prompt: str, **extra: Any) -> dict[str, Any]:
-    """One item as a doc: its fields, the task, the prompts and the target."""
-    return {
-        **item.as_doc(),
-        "task": spec.name,
-        "system_prompt": SYSTEM_PROMPT,
-        "prompt": prompt,
-        "target": target_of(spec, item),
-        **extra,
-    }
-
-
 def build_docs(
     spec: CcptTaskSpec, items: list[CcptItem], extra: dict[str, str] | None = None
 ) -> list[dict[str, Any]]:
-    return [make_doc(spec, item, user_prompt(spec, item), **(extra or {})) for item in items]
+    """The task's docs (`conceptcomb.ccpt.docs`) with lm-eval's own fields after them."""
+    return [{**doc, **(extra or {})} for doc in task_docs(spec, items)]
 
 
 def docs_dataset(docs: list[dict[str, Any]]) -> datasets.DatasetDict:

@@ -20,19 +20,16 @@ import datasets
 from lm_eval.api.filter import Filter
 
 from conceptcomb.ccpt.data import CcptItem, load_items
+from conceptcomb.ccpt.docs import task_docs
 from conceptcomb.ccpt.lm_eval_hooks import (
     doc_npc_modifier,
     docs_dataset,
     judge_task,
     judged_metrics,
-    make_doc,
     scoring_fields,
     task_items,
 )
 from conceptcomb.ccpt.methods.oracle import OracleScore, base_spec, best_of, score_oracle_replies
-from conceptcomb.ccpt.methods.spreading import SaSettings, load_graph, offline_trace
-from conceptcomb.ccpt.methods.spreading_prompts import sa_user_prompt
-from conceptcomb.ccpt.prompts import user_prompt
 from conceptcomb.ccpt.scoring import plan_item, without_judge
 from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
 from conceptcomb.common.errors import ConfigError
@@ -47,32 +44,18 @@ def build_docs(
 ) -> list[dict[str, Any]]:
     """Docs with their final prompts (C_T computed here for the no-filter variant)."""
     extra = scoring_fields(spec, options)
-    if spec.oracle:
-        return [make_doc(spec, item, user_prompt(base_spec(spec), item), **extra) for item in items]
     if spec.needs_model_during_activation:
         raise ConfigError(
             f"{spec.name} calls the model while spreading activation: run it with Inspect "
             f"(inspect eval conceptcomb/{spec.name}); lm-eval runs "
             f"ccpt_{spec.kind}_sa_conceptnet_nofilter."
         )
-    settings = SaSettings.for_spec(spec, options)
-    graph = load_graph(settings.graph, options.get("data_dir"))
-    docs = []
-    for item in items:
-        trace = offline_trace(spec, item, settings, graph)
-        prompt = sa_user_prompt(spec, item, trace.relevant)
+    docs = task_docs(spec, items, options)
+    if spec.spreading:
         # The trace is a JSON string: its per-concept keys would upset Arrow's schema.
-        docs.append(
-            make_doc(
-                spec,
-                item,
-                prompt,
-                relevant_concepts=trace.relevant,
-                spreading_activation=json.dumps(trace.to_json()),
-                **extra,
-            )
-        )
-    return docs
+        trace = "spreading_activation"
+        docs = [{**doc, trace: json.dumps(doc[trace])} for doc in docs]
+    return [{**doc, **extra} for doc in docs]
 
 
 def load_dataset(ccpt_task: str, **metadata: Any) -> datasets.DatasetDict:
