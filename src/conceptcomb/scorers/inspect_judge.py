@@ -39,6 +39,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import JSONSchema
 
 from conceptcomb.common.errors import ConfigError, JudgeError
+from conceptcomb.common.inspect_internals import in_eval, openai_chat_base_url
 from conceptcomb.scorers import rating
 from conceptcomb.scorers.api_judge import (
     PREFLIGHT_PROMPT,
@@ -120,16 +121,8 @@ def openai_chat_endpoint(model: Model) -> str | None:
     """The base URL (no credentials, no trailing slash) of a model that sends OpenAI chat
     completions there, as lm-eval's judge does; None for any other model (another
     protocol, the Responses API, Azure, Bedrock, a local model)."""
-    from inspect_ai.model._providers.openai import OpenAIAPI
-    from inspect_ai.model._providers.openai_compatible import OpenAICompatibleAPI
-
-    api: Any = model.api
-    if not isinstance(api, OpenAIAPI | OpenAICompatibleAPI) or getattr(api, "responses_api", None):
-        return None
-    if isinstance(api, OpenAIAPI) and (api.is_azure() or api.is_bedrock()):
-        return None
-    base_url = getattr(getattr(api, "client", None), "base_url", None)
-    return redact_url(str(base_url)) if base_url else None
+    base_url = openai_chat_base_url(model)
+    return redact_url(base_url) if base_url else None
 
 
 def wire_model_name(model: Model) -> str:
@@ -331,7 +324,7 @@ def check_judge(settings: JudgeSettings, chosen: frozenset[str] = frozenset()) -
     """
     from conceptcomb.scorers.judge_checks import check_local_judge, load_local_judge
 
-    if not _in_eval():
+    if not in_eval():
         if chosen and settings.enabled:
             settings.check_credentials()
             check_local_judge(settings)
@@ -350,15 +343,6 @@ def check_judge(settings: JudgeSettings, chosen: frozenset[str] = frozenset()) -
         return
     settings.check_credentials()
     run_coroutine(_preflight_described(settings))
-
-
-def _in_eval() -> bool:
-    """Whether an Inspect eval is building this task (it set the model under evaluation)."""
-    try:
-        from inspect_ai.model._model import active_model
-    except ImportError:  # a later Inspect: checks then wait for the run, as outside an eval
-        return False
-    return active_model() is not None
 
 
 def _role_models() -> list[Model]:

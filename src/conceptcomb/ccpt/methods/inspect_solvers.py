@@ -38,6 +38,7 @@ from conceptcomb.ccpt.methods.spreading_prompts import (
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT
 from conceptcomb.ccpt.scoring import score_reply
 from conceptcomb.ccpt.tasks import CcptTaskSpec
+from conceptcomb.common.inspect_internals import run_seed
 from conceptcomb.frameworks.inspect_tasks import ItemMetrics, chat
 from conceptcomb.scorers.inspect_judge import InspectSessions
 
@@ -109,13 +110,8 @@ def spreading_activation(
 def _call_seed(index: int, n: int) -> int | None:
     """Seed of the index-th of n draws when the run has a seed, so that the n draws differ
     (the same seed would give n identical replies) and runs with seeds 0, 1, 2 never share
-    a draw. Inspect exposes the run's generate config only internally."""
-    try:
-        from inspect_ai.model._generate_config import active_generate_config
-
-        seed = active_generate_config().seed
-    except (ImportError, AttributeError, LookupError):
-        return None
+    a draw (the run's seed: `conceptcomb.common.inspect_internals.run_seed`)."""
+    seed = run_seed()
     return None if seed is None else seed * n + index
 
 
