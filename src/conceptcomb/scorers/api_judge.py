@@ -15,10 +15,8 @@ raises `JudgeError` when the judge cannot work (unreachable, refused key, unknow
 from __future__ import annotations
 
 import asyncio
-import errno
 import json
 import os
-import socket
 from typing import Any
 
 from conceptcomb.common.errors import JudgeError
@@ -30,12 +28,18 @@ from conceptcomb.scorers.chat_client import (
     retry_delay,
 )
 from conceptcomb.scorers.judge_base import (
-    Judge,
+    ChatJudge,
     JudgeReply,
     chat_identity,
     record_relevance,
     redact_url,
     shorten,
+)
+from conceptcomb.scorers.judge_errors import (
+    UNUSABLE_STATUSES,
+    http_status,
+    is_transient,
+    unreachable_cause,
 )
 from conceptcomb.scorers.judge_settings import JudgeSettings, check_base_url
 
@@ -68,10 +72,11 @@ def response_format(kind: str, name: str, schema: dict[str, Any]) -> dict[str, A
     return None
 
 
-class OpenAIJudge(Judge):
+class OpenAIJudge(ChatJudge):
     # How an answer is read and the JSON it must have; the yes/no verifier swaps both.
     record = staticmethod(record_relevance)
     answer_name, answer_schema = "relevance", RELEVANCE_SCHEMA
+    failures = (APIError, MalformedResponse)
 
     def __init__(self, settings: JudgeSettings) -> None:
         self.settings = settings
@@ -97,8 +102,7 @@ class OpenAIJudge(Judge):
         self.identity = chat_identity(
             self.endpoint, self.model, settings.judge_max_tokens, settings.judge_response_format
         )
-        # Why no question can succeed (refused key, unknown model), once the endpoint said so.
-        self.unusable: str | None = None
+        self.unusable = None
         self._client = ChatClient(
             [(url, shown) for shown, url in endpoints.items()],
             api_key=api_key,
@@ -127,25 +131,16 @@ class OpenAIJudge(Judge):
         messages = [{"role": "user", "content": prompt}]
         return json.dumps({**self._request, "messages": messages}).encode()
 
-    async def ask(self, prompt: str) -> JudgeReply:
-        reply = JudgeReply(rating=None)
-        for _ in range(1 + self.settings.judge_format_retries):
-            if self.unusable:
-                reply.error = self.unusable
-                return reply
-            try:
-                text = await self._complete(prompt, reply)
-            except APIError as err:
-                reply.error = self._describe(err)
-                if _status(err) in UNUSABLE_STATUSES:  # never retried, never asked again
-                    self.unusable = reply.error = self._unusable_message(err)
-                return reply
-            except MalformedResponse as err:
-                reply.error = self._scrub(f"malformed response body: {err}")
-                return reply
-            if self.record(reply, text):
-                return reply
-        return reply
+    async def _completion(self, prompt: str, reply: JudgeReply) -> str:
+        return await self._complete(prompt, reply)
+
+    def _failure(self, err: Exception) -> str:
+        if isinstance(err, MalformedResponse):
+            return self._scrub(f"malformed response body: {err}")
+        if http_status(err) in UNUSABLE_STATUSES:  # never retried, never asked again
+            self.unusable = self._unusable_message(err)
+            return self.unusable
+        return self._describe(err)
 
     async def _complete(
         self,
@@ -200,7 +195,7 @@ class OpenAIJudge(Judge):
                 # No client retries: a refused port or unknown host fails now, not in 15 s.
                 await self._complete(PREFLIGHT_PROMPT, reply, retries=0, endpoint=endpoint)
             except (APIError, MalformedResponse) as err:
-                if not _transient(err):
+                if not is_transient(err):
                     raise
                 await self._complete(PREFLIGHT_PROMPT, reply, endpoint=endpoint)
         except (APIError, MalformedResponse) as err:
@@ -208,7 +203,7 @@ class OpenAIJudge(Judge):
 
     def _unusable_message(self, err: Exception, endpoint: str | None = None) -> str:
         """One line: the endpoint, the model, what went wrong and what to do."""
-        status = _status(err)
+        status = http_status(err)
         endpoint = endpoint or getattr(err, "endpoint", "") or self.endpoint
         where = f"The judge at {endpoint} (model {self.model})"
         key = f"${self.settings.judge_api_key_env}"
@@ -218,11 +213,11 @@ class OpenAIJudge(Judge):
         elif status == 404:
             what = "does not know the model or the route"
             fix = "check judge_model and that judge_base_url ends in /v1"
-        elif unreachable := _unreachable(err):
+        elif unreachable := unreachable_cause(err):
             what = "cannot be reached"
             fix = "check judge_base_url and that the server is running"
             err = unreachable  # the refusal itself says more than the client's wrapper
-        elif not _transient(err):
+        elif not is_transient(err):
             what = "refused the request"
             fix = "check judge_model and judge_max_tokens"
         else:
@@ -247,37 +242,6 @@ class OpenAIJudge(Judge):
 
     async def aclose(self) -> None:
         await self._client.close()
-
-
-# Statuses no retry can fix: a refused key, an unknown model (or a wrong route).
-UNUSABLE_STATUSES = (401, 403, 404)
-_UNREACHABLE_ERRNOS = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH}
-
-
-def _status(err: BaseException) -> int | None:
-    status = getattr(err, "status_code", None)
-    return status if isinstance(status, int) else None
-
-
-def _unreachable(err: BaseException) -> OSError | None:
-    """The refused connection or unknown host behind a connection error, if that is what it
-    is (a timeout or a dropped connection is not: those are transient)."""
-    cause: BaseException | None = err
-    while cause is not None:
-        if isinstance(cause, socket.gaierror) or (
-            isinstance(cause, OSError) and cause.errno in _UNREACHABLE_ERRNOS
-        ):
-            return cause
-        cause = cause.__cause__ or cause.__context__
-    return None
-
-
-def _transient(err: BaseException) -> bool:
-    """What a retry may fix: timeouts, dropped connections, 408/409/429 and 5xx."""
-    status = _status(err)
-    if status is None:
-        return _unreachable(err) is None
-    return status in (408, 409, 429) or status >= 500
 
 
 def _completion_parts(data: Any) -> tuple[str, int, int]:

@@ -41,16 +41,15 @@ from inspect_ai.util import JSONSchema
 from conceptcomb.common.errors import ConfigError, JudgeError
 from conceptcomb.common.inspect_internals import in_eval, openai_chat_base_url
 from conceptcomb.scorers import rating
-from conceptcomb.scorers.api_judge import (
-    PREFLIGHT_PROMPT,
-    RELEVANCE_SCHEMA,
-    UNUSABLE_STATUSES,
-    _status,
-    _transient,
-    _unreachable,
-)
-from conceptcomb.scorers.judge_base import chat_identity, redact_url
+from conceptcomb.scorers.api_judge import PREFLIGHT_PROMPT, RELEVANCE_SCHEMA
+from conceptcomb.scorers.judge_base import ChatJudge, chat_identity, redact_url
 from conceptcomb.scorers.judge_cache import JudgeCache
+from conceptcomb.scorers.judge_errors import (
+    UNUSABLE_STATUSES,
+    http_status,
+    is_transient,
+    unreachable_cause,
+)
 from conceptcomb.scorers.judge_settings import JudgeSettings, split_base_urls
 from conceptcomb.scorers.judges import (
     Judge,
@@ -151,7 +150,7 @@ def grader_identity(models: Sequence[Model], settings: JudgeSettings) -> str:
     return identity
 
 
-class InspectModelJudge(Judge):
+class InspectModelJudge(ChatJudge):
     """Inspect models (one, or one per replica) answering the judge prompt at temperature 0.
 
     Transport faults are Inspect's to retry; what still fails, and answers without a rating
@@ -177,7 +176,7 @@ class InspectModelJudge(Judge):
         # Only to scrub it from error messages an endpoint might echo.
         self._secrets = {s for s in (secret, *map(_api_key, self.models)) if s and s != "EMPTY"}
         self._busy = [0] * len(self.models)
-        self.unusable: str | None = None
+        self.unusable = None
         self._config = GenerateConfig(temperature=0.0, max_tokens=settings.judge_max_tokens)
         kind = settings.judge_response_format
         if kind == "json_schema":
@@ -199,28 +198,20 @@ class InspectModelJudge(Judge):
         finally:
             self._busy[index] -= 1
 
-    async def ask(self, prompt: str) -> JudgeReply:
-        reply = JudgeReply(rating=None)
-        for _ in range(1 + self.settings.judge_format_retries):
-            if self.unusable:
-                reply.error = self.unusable
-                return reply
-            try:
-                output = await self._generate(prompt, self._config)
-            except Exception as err:  # Inspect already retried what a retry may fix
-                err = _unwrap(err)
-                reply.requests += 1
-                reply.error = self._scrub(f"{type(err).__name__}: {shorten(str(err))}")
-                if _status(err) in UNUSABLE_STATUSES:  # never retried, never asked again
-                    self.unusable = reply.error = self._unusable_message(err)
-                return reply
-            reply.requests += 1
-            if output.usage is not None:
-                reply.input_tokens += output.usage.input_tokens
-                reply.output_tokens += output.usage.output_tokens
-            if self.record(reply, output.completion):
-                return reply
-        return reply
+    async def _completion(self, prompt: str, reply: JudgeReply) -> str:
+        reply.requests += 1  # a failed one too
+        output = await self._generate(prompt, self._config)
+        if output.usage is not None:
+            reply.input_tokens += output.usage.input_tokens
+            reply.output_tokens += output.usage.output_tokens
+        return output.completion
+
+    def _failure(self, err: Exception) -> str:
+        err = _unwrap(err)  # Inspect already retried what a retry may fix
+        if http_status(err) in UNUSABLE_STATUSES:  # never retried, never asked again
+            self.unusable = self._unusable_message(err)
+            return self.unusable
+        return self._scrub(f"{type(err).__name__}: {shorten(str(err))}")
 
     async def preflight(self) -> None:
         """One small request to each replica before the run: `JudgeError` at once when one
@@ -252,7 +243,7 @@ class InspectModelJudge(Judge):
                 # No retries: a refused port or unknown host fails now, not in a minute.
                 await model.generate(PREFLIGHT_PROMPT, config=quick)
             except Exception as err:
-                if not _transient(_unwrap(err)):
+                if not is_transient(_unwrap(err)):
                     raise
                 await model.generate(PREFLIGHT_PROMPT, config=quick.merge(self._retrying()))
         except Exception as err:
@@ -266,15 +257,15 @@ class InspectModelJudge(Judge):
         model = model or self.model
         endpoint = openai_chat_endpoint(model) or getattr(model.api, "base_url", None)
         where = f"The judge {model}" + (f" at {redact_url(endpoint)}" if endpoint else "")
-        status = _status(err)
+        status = http_status(err)
         if status in (401, 403):
             what, fix = "refused the API key", "check the key (judge_api_key_env: its variable)"
         elif status == 404:
             what, fix = "does not know the model or the route", "check the model name and base URL"
-        elif unreachable := _unreachable(err):
+        elif unreachable := unreachable_cause(err):
             what, fix = "cannot be reached", "check the base URL and that the server is running"
             err = unreachable
-        elif not _transient(err):
+        elif not is_transient(err):
             what, fix = "refused the request", "check the model and judge_max_tokens"
         else:
             what, fix = "did not answer usably", "try again later, or raise --max-retries"

@@ -1,4 +1,5 @@
-"""The judge interface: one rating (`JudgeReply`) and a judge that gives it (`Judge`).
+"""The judge interface: one rating (`JudgeReply`) and a judge that gives it (`Judge`); the
+ask loop of the judges that put each question to a chat model (`ChatJudge`).
 
 The API judge is in `conceptcomb.scorers.api_judge`, the local (torch) judge in
 `conceptcomb.scorers.local_judge`; `conceptcomb.scorers.judges.build_judge` picks one.
@@ -7,10 +8,15 @@ The API judge is in `conceptcomb.scorers.api_judge`, the local (torch) judge in
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from conceptcomb.scorers.relevance import parse_relevance
+
+if TYPE_CHECKING:
+    from conceptcomb.scorers.judge_settings import JudgeSettings
 
 
 @dataclass
@@ -48,6 +54,50 @@ class Judge(ABC):
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release clients; judges without resources need not override it."""
+
+
+class ChatJudge(Judge):
+    """A judge that puts each question to a chat model, one request per try: the ask loop
+    of lm-eval's HTTP judge (`conceptcomb.scorers.api_judge.OpenAIJudge`) and Inspect's
+    (`conceptcomb.scorers.inspect_judge.InspectModelJudge`), and their verifiers.
+
+    An answer without one is asked again up to ``judge_format_retries`` times; a failed
+    request ends the question with the line `_failure` gives (never a rating), and a judge
+    that `_failure` marked ``unusable`` (refused key, unknown model) answers every later
+    question with that line, unasked. Subclasses send the request (`_completion`) and say
+    which errors are failures (``failures``; anything else is a bug and propagates)."""
+
+    settings: JudgeSettings
+    # How an answer is read into the reply; the yes/no verifiers swap it.
+    record: Callable[[JudgeReply, str], bool]
+    failures: tuple[type[Exception], ...] = (Exception,)
+    # Why no question can succeed (refused key, unknown model), once the endpoint said so.
+    unusable: str | None = None
+
+    async def ask(self, prompt: str) -> JudgeReply:
+        reply = JudgeReply(rating=None)
+        for _ in range(1 + self.settings.judge_format_retries):
+            if self.unusable:
+                reply.error = self.unusable
+                return reply
+            try:
+                text = await self._completion(prompt, reply)
+            except self.failures as err:
+                reply.error = self._failure(err)
+                return reply
+            if self.record(reply, text):
+                return reply
+        return reply
+
+    @abstractmethod
+    async def _completion(self, prompt: str, reply: JudgeReply) -> str:
+        """The text of one answer to ``prompt``, its requests and tokens added to ``reply``;
+        raises one of ``failures`` when there is none."""
+
+    @abstractmethod
+    def _failure(self, err: Exception) -> str:
+        """The one line a failed request records (no secret in it); sets ``unusable`` when
+        no later question can succeed either."""
 
 
 def record_relevance(reply: JudgeReply, text: str) -> bool:
