@@ -74,6 +74,19 @@ def _note_datasets(table: Table, run: Run, shown: list[TaskRun]) -> None:
         table.notes.append(dataset_note(run, shown))
 
 
+def _add_our_rows(
+    table: Table, runs: Iterable[Run], rows: dict[str, tuple[str, dict[str, str]]]
+) -> None:
+    """Per run, a row per label whose task (name, options) it ran; then its datasets' note."""
+    for run in runs:
+        shown: list[TaskRun] = []
+        for label, (task_name, options) in rows.items():
+            tasks, cells = _find(run, shown, task_name, **options)
+            if tasks:
+                table.rows.append(our_row(run, label, tasks, cells))
+        _note_datasets(table, run, shown)
+
+
 def _find(
     run: Run,
     shown: list[TaskRun],
@@ -182,13 +195,8 @@ def cggc_table7(runs: Iterable[Run]) -> Table:
     table = _cggc_table(
         CGGC_TABLE7, "CGGC difficulty-based demonstrations, ood (Fu and Frank 2024, Table 7)"
     )
-    for run in runs:
-        shown = []
-        for setting, task_name in CGGC_TABLE7_TASKS.items():
-            tasks, cells = _find(run, shown, task_name)
-            if tasks:
-                table.rows.append(our_row(run, f"{setting} ({task_name})", tasks, cells))
-        _note_datasets(table, run, shown)
+    rows = {f"{setting} ({name})": (name, {}) for setting, name in CGGC_TABLE7_TASKS.items()}
+    _add_our_rows(table, runs, rows)
     table.rows += published_rows(published(), CGGC_TABLE7)
     return table
 
@@ -197,13 +205,8 @@ def cggc_fig4(runs: Iterable[Run]) -> Table:
     table = _cggc_table(
         CGGC_FIG4, "CGGC packaging of the primitives in the demonstrations, ood (Fig. 4)"
     )
-    for run in runs:
-        shown = []
-        for packaging in ("1&3", "2&2"):
-            tasks, cells = _find(run, shown, "cggc_ood", packaging=packaging)
-            if tasks:
-                table.rows.append(our_row(run, f"D{packaging}", tasks, cells))
-        _note_datasets(table, run, shown)
+    rows = {f"D{packing}": ("cggc_ood", {"packaging": packing}) for packing in ("1&3", "2&2")}
+    _add_our_rows(table, runs, rows)
     table.notes.append(
         "Items whose label has another number of primitive relations than 4 are left out; the "
         "paper prints Fig. 4 as a plot only, so there is no published row."
