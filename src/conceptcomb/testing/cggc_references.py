@@ -9,7 +9,7 @@ from pathlib import Path
 
 from conceptcomb.cggc.docs import item_doc, task_pairs
 from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
-from conceptcomb.testing.recorded import _cli, submit_bundle
+from conceptcomb.testing.recorded import score_predictions, submit_bundle
 
 MODEL_NAME = "cggc-references"
 
@@ -41,12 +41,5 @@ def cggc_bundle(
     for task in tasks:
         predictions = out / f"{task}.jsonl"
         write_reference_predictions(task, predictions, data_dir, limit)
-        result = out / f"{task}.results.json"
-        _cli(
-            "score", task, "--predictions", str(predictions),
-            "--output", str(result),
-            "--samples-output", str(out / f"{task}.samples.jsonl"),
-            "--model-name", MODEL_NAME,
-        )  # fmt: skip
-        results.append(str(result))
+        results.append(score_predictions(out, task, predictions, MODEL_NAME))
     return submit_bundle(results, out)

@@ -80,6 +80,21 @@ def submit_bundle(results: list[str], out: Path) -> Path:
     return bundle
 
 
+def score_predictions(
+    out: Path, task: str, predictions: Path, model_name: str, *options: str
+) -> str:
+    """``conceptcomb score`` of saved replies into ``out/<task>.results.json`` (and its
+    samples beside it), with the judge ``options``; the results' path."""
+    result = out / f"{task}.results.json"
+    _cli(
+        "score", task, "--predictions", str(predictions), *options,
+        "--output", str(result),
+        "--samples-output", str(out / f"{task}.samples.jsonl"),
+        "--model-name", model_name,
+    )  # fmt: skip
+    return str(result)
+
+
 def _cli(*args: str) -> None:
     from conceptcomb.cli import main
 
@@ -101,16 +116,9 @@ def build_group_bundle(out: Path, data_dir: str | None = None) -> Path:
     results = []
     with LoopbackServer(ratings=ratings) as server:
         for spec, predictions in written.items():
-            result = out / f"{spec.name}.results.json"
-            _cli(
-                "score", spec.name, "--predictions", str(predictions),
-                "--judge-base-url", server.base_url, "--judge-model", "gpt-4o",
-                "--judge-cache", str(out / "judge.sqlite"),
-                "--output", str(result),
-                "--samples-output", str(out / f"{spec.name}.samples.jsonl"),
-                "--model-name", MODEL_NAME,
-                # the recorded ratings are for the annotated modifiers as written
-                *(["--npc-modifier", "surface"] if spec.kind == NPC_EMERGENT else []),
-            )  # fmt: skip
-            results.append(str(result))
+            judge = ["--judge-base-url", server.base_url, "--judge-model", "gpt-4o",
+                     "--judge-cache", str(out / "judge.sqlite")]  # fmt: skip
+            # the recorded ratings are for the annotated modifiers as written
+            npc = ["--npc-modifier", "surface"] if spec.kind == NPC_EMERGENT else []
+            results.append(score_predictions(out, spec.name, predictions, MODEL_NAME, *judge, *npc))
     return submit_bundle(results, out)
