@@ -3,9 +3,10 @@
 lm-eval makes one model call per request, so of the spreading-activation variants it runs
 the one that needs no model before the answer: ``ccpt_<kind>_sa_conceptnet_nofilter``
 (ConceptNet activation, no filter; Table 7's ablation). `load_dataset` computes each
-item's C_T from the graph when the dataset is built and renders it into the answer
-prompt; the reply is judged like the base task's (`conceptcomb.ccpt.lm_eval_hooks.JudgeFilter`). The
-variants that activate or filter with the model run in Inspect.
+item's C_T from the graph when the dataset is built (`conceptcomb.ccpt.docs.task_docs`) and
+renders it into the answer prompt; the reply is judged like the base task's
+(`conceptcomb.ccpt.lm_eval_hooks.JudgeFilter`). The variants that activate or filter with
+the model run in Inspect.
 
 ``ccpt_<kind>_oracle`` samples N replies per item (``repeats``); `OracleJudgeFilter`
 judges all of them in one batch and `process_oracle_results` reports the best values.
