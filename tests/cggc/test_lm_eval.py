@@ -74,7 +74,7 @@ def test_chat_turns_match_inspects(built_dir: Path, tasks: dict, name: str) -> N
     from inspect_ai.model import ModelName
     from inspect_ai.solver import TaskState
 
-    from conceptcomb.cggc.inspect_tasks import cggc_dataset, cggc_fewshot
+    from conceptcomb.cggc.inspect_adapter import cggc_dataset, cggc_fewshot
 
     task = tasks[name]
     doc = next(iter(task.test_docs()))

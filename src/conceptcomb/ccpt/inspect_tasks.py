@@ -15,204 +15,22 @@ The paper's methods (`sa_task`, `oracle_task`): ``ccpt_<kind>_sa_llm`` / ``_sa_c
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import Sample
-from inspect_ai.model import GenerateConfig
-from inspect_ai.scorer import Score, Scorer, Target, scorer
-from inspect_ai.solver import TaskState
 from typing_extensions import Unpack
 
-from conceptcomb.ccpt.data import CcptItem, load_items
-from conceptcomb.ccpt.docs import sample_parts, task_docs
-from conceptcomb.ccpt.methods.inspect_solvers import oracle_scorer, sample_n, spreading_activation
-from conceptcomb.ccpt.methods.oracle import ORACLE_N, ORACLE_TEMPERATURE, ORACLE_TOP_P
-from conceptcomb.ccpt.methods.spreading import SaSettings, load_graph
-from conceptcomb.ccpt.metrics import CONFUSION_KEYS, metric_infos
-from conceptcomb.ccpt.modifiers import OPTION, task_rule
-from conceptcomb.ccpt.scoring import ItemScore, plan_item, score_reply
-from conceptcomb.ccpt.tasks import (
-    NPC_EMERGENT,
-    CcptTaskSpec,
-    all_specs,
-    headline_metric,
-    method_specs,
-    spec_by_name,
-    task_version,
+from conceptcomb.ccpt.inspect_adapter import (
+    CcptOptions,
+    OracleOptions,
+    SaOptions,
+    ccpt_task,
+    oracle_task,
+    sa_task,
 )
-from conceptcomb.common.errors import ConfigError
-from conceptcomb.frameworks.inspect_tasks import (
-    ItemMetrics,
-    JudgeOptions,
-    build_task,
-    chat,
-    check_options,
-    judge_settings,
-)
-from conceptcomb.scorers.inspect_judge import InspectSessions, chosen_options, preflight_setup
+from conceptcomb.ccpt.tasks import all_specs, method_specs
 
-
-class CcptOptions(JudgeOptions, total=False):
-    """The ``-T`` options of every CCPT task."""
-
-    data_dir: str | None
-    """The CCPT data folder (default: the packaged or fetched data)."""
-    npc_modifier: str | None
-    """``lemma`` (the paper's rule) or ``surface``: how an NPC modifier is judged."""
-
-
-class SaOptions(CcptOptions, total=False):
-    """A spreading-activation task's options: Algorithm 1's settings (paper's defaults)."""
-
-    sa_iterations: int | None
-    """Iterations T (5)."""
-    sa_epsilon: float | None
-    """Jaccard distance below which the concept set has converged (0.1)."""
-    sa_seed: int | None
-    """Seed of the sampled neighbours (0)."""
-    sa_graph: str | None
-    """``ccpt``, ``cn100k`` or ``ccpt+cn100k`` (``ccpt``)."""
-
-
-class OracleOptions(CcptOptions, total=False):
-    """A multi-oracle task's options."""
-
-    oracle_n: int
-    """Replies per item, the best of which counts (the paper's N, 5)."""
-
-
-def ccpt_scorer(spec: CcptTaskSpec, sessions: InspectSessions | None, npc_modifier: str) -> Scorer:
-    """Parse the reply, ask the judge (grader role or our judge), compute the item metrics."""
-    # ccpt_tp's confusion-matrix cells are one metric (`conceptcomb.common.inspect_metrics.means`)
-    infos = metric_infos(spec)
-    items = ItemMetrics(infos, together=[i.name for i in infos if i.name in CONFUSION_KEYS])
-
-    def to_score(result: ItemScore, reply: str) -> Score:
-        return items.score(
-            result.metrics,  # NaN marks undefined values; Inspect leaves them out
-            answer=json.dumps(result.answer.fields) if result.answer else reply[-200:],
-            explanation="; ".join(result.errors) or None,
-            metadata=result.to_json(),
-        )
-
-    @scorer(metrics=items.metrics(), name="ccpt")
-    def build() -> Scorer:
-        async def score(state: TaskState, target: Target) -> Score:
-            item = CcptItem.from_doc(state.metadata, origin=f"sample {state.sample_id}")
-            reply = state.output.completion
-            if sessions is None:
-                return to_score(plan_item(spec, item, reply, npc_modifier), reply)
-            result = await score_reply(spec, item, reply, sessions.session(), npc_modifier)
-            return to_score(result, reply)
-
-        return score
-
-    return build()
-
-
-def samples(
-    spec: CcptTaskSpec, items: list[CcptItem], options: Mapping[str, Any] | None = None
-) -> list[Sample]:
-    """A sample per doc of `conceptcomb.ccpt.docs.task_docs` (lm-eval's docs, the same
-    prompts): the prompts as its input, the other fields as its metadata."""
-    result = []
-    for doc in task_docs(spec, items, options):
-        system, prompt, target, metadata = sample_parts(doc)
-        messages = chat([("system", system), ("user", prompt)])
-        result.append(Sample(id=doc["item_id"], input=messages, target=target, metadata=metadata))
-    return result
-
-
-class _Setup:
-    """What every CCPT task resolves from its options before loading anything."""
-
-    def __init__(self, name: str, options: CcptOptions, accepted: type) -> None:
-        check_options(name, options, accepted)
-        self.spec = spec_by_name(name)
-        self.data_dir = options.get("data_dir")
-        self.rule = task_rule(self.spec.kind, options.get("npc_modifier"))
-        self.settings = judge_settings(options, needs_judge=self.spec.generative)
-        self.chosen = chosen_options(options)  # conflict with --model-role grader
-        self.metadata: dict[str, object] = {
-            "benchmark": "ccpt",
-            "kind": self.spec.kind,
-            "method": self.spec.method,
-            "subset": self.spec.subset,
-            **({OPTION: self.rule} if self.spec.kind == NPC_EMERGENT else {}),
-        }
-
-    def items(self) -> list[CcptItem]:
-        return load_items(self.spec, self.data_dir)
-
-    def sessions(self) -> InspectSessions:
-        return InspectSessions(self.settings, self.spec.name, self.chosen)
-
-
-def ccpt_task(name: str, options: CcptOptions) -> Task:
-    """A CCPT task as the paper runs it (base or chain-of-thought prompt)."""
-    setup = _Setup(name, options, CcptOptions)
-    spec, items = setup.spec, setup.items()
-    sessions = setup.sessions() if spec.generative else None  # type prediction: no judge
-    return build_task(
-        spec.name,
-        samples(spec, items),
-        ccpt_scorer(spec, sessions, setup.rule),
-        GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
-        task_version(),
-        setup.metadata,
-        setup=preflight_setup(sessions),
-        headline=headline_metric(spec.name),
-    )
-
-
-def sa_task(name: str, options: SaOptions) -> Task:
-    """A spreading-activation task (section 4.1, Algorithm 1)."""
-    setup = _Setup(name, options, SaOptions)
-    spec, items, sessions = setup.spec, setup.items(), setup.sessions()
-    sa = SaSettings.for_spec(spec, options)
-    needs_model = spec.needs_model_during_activation
-    graph = load_graph(sa.graph, setup.data_dir) if sa.use_graph and needs_model else None
-    return build_task(
-        spec.name,
-        samples(spec, items, options),
-        ccpt_scorer(spec, sessions, setup.rule),
-        # Greedy by default, activation and filter calls included.
-        GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
-        task_version(),
-        {**setup.metadata, "spreading_activation": sa.as_dict()},
-        solver=spreading_activation(spec, sa, graph) if needs_model else None,
-        setup=preflight_setup(sessions),
-        headline=headline_metric(spec.name),
-    )
-
-
-def oracle_task(name: str, options: OracleOptions) -> Task:
-    """A multi-oracle task (section 4.1): the best of N sampled replies per item."""
-    setup = _Setup(name, options, OracleOptions)
-    oracle_n = int(options.get("oracle_n", ORACLE_N))
-    if oracle_n < 1:
-        raise ConfigError("oracle_n must be at least 1 (the paper's N is 5).")
-    spec, items, sessions = setup.spec, setup.items(), setup.sessions()
-    return build_task(
-        spec.name,
-        samples(spec, items),  # the base prompt (`task_docs`), under the oracle's name
-        oracle_scorer(spec, sessions, setup.rule),
-        # Appendix B.1: nucleus sampling with T = 0.7, p = 0.95.
-        GenerateConfig(
-            temperature=ORACLE_TEMPERATURE, top_p=ORACLE_TOP_P, max_tokens=spec.max_tokens
-        ),
-        task_version(),
-        {**setup.metadata, "oracle_n": oracle_n},
-        solver=sample_n(oracle_n),
-        setup=preflight_setup(sessions),
-        headline=headline_metric(spec.name),
-    )
-
-
-# One @task per task name, each a call into the builders above.
+# One @task per task name, each a call into a builder of `inspect_adapter`.
 
 
 @task

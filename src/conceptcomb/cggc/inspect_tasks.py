@@ -22,274 +22,30 @@ verified items (``<metric>_verified``).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping
-from typing import TypedDict
+from collections.abc import Callable
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import MemoryDataset, Sample
-from inspect_ai.model import GenerateConfig
-from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
-from inspect_ai.solver import Solver, TaskState, chain, generate
 from typing_extensions import Unpack
 
-from conceptcomb.cggc.data import CggcItem, load_dataset
-from conceptcomb.cggc.demos import order_name
-from conceptcomb.cggc.docs import demonstration_source, item_doc, task_pairs
-from conceptcomb.cggc.metrics import METRICS, Scored, check_libraries
-from conceptcomb.cggc.prompts import MAX_NEW_TOKENS, chat_turns, question, style_named
-from conceptcomb.cggc.scoring import corpus_score, score_doc
-from conceptcomb.cggc.tasks import (
-    CggcTaskSpec,
-    TaskOptions,
-    all_specs,
-    spec_by_name,
-    task_version,
-    verified_specs,
+from conceptcomb.cggc.inspect_adapter import (
+    AnyCggcOptions,
+    CggcOptions,
+    VerifiedOptions,
+    any_task,
+    named_task,
+    verified_task,
 )
-from conceptcomb.cggc.verification import (
-    SUFFIX,
-    VERIFIED_SHARE,
-    VERIFIER_FAILURES,
-    Verification,
-    edge_questions,
-    verification_of,
-)
-from conceptcomb.frameworks.inspect_fewshot import demonstrations_solver
-from conceptcomb.frameworks.inspect_tasks import (
-    JudgeOptions,
-    build_task,
-    chat,
-    check_options,
-    judge_settings,
-    score_metadata,
-)
-from conceptcomb.scorers.inspect_judge import chosen_options, preflight_setup
-from conceptcomb.scorers.inspect_verifier import InspectVerifierSessions
-
-
-class CggcOptions(TypedDict, total=False):
-    """The ``-T`` options of every named CGGC task (`conceptcomb.cggc.tasks.TaskOptions`)."""
-
-    k: int
-    """Demonstrations per item (4)."""
-    packaging: str | None
-    """``1&3`` or ``2&2``: how the demonstrations' structures are packed (Fig. 4; ood only)."""
-    test_type: str | None
-    """``A``, ``B`` or ``C``: only the test items of that structure (Table 6)."""
-    seed: int
-    """Seed of the demonstrations and of the edge order (0)."""
-    data_dir: str | None
-    """The built CGGC dataset folder (default: the packaged one)."""
-    spice_jars: str | None
-    """Folder with SPICE's Stanford CoreNLP jars (SPICE is NaN without them)."""
-
-
-class VerifiedOptions(CggcOptions, JudgeOptions, total=False):
-    """The options of a task with relation verification: CGGC's and the judge's."""
-
-
-def _table4_metric(name: str, spice_jars: str | None, verified: bool = False) -> Metric:
-    """A Table 4 metric over all samples' records, or over those whose relations were all
-    verified (``<name>_verified``)."""
-
-    @metric(name=name + SUFFIX if verified else name)
-    def build() -> Metric:
-        def compute(scores: list[SampleScore]) -> float:
-            if verified:
-                scores = [s for s in scores if _verification(s).get("verified")]
-            records = [Scored.from_record(s.score.metadata["record"]) for s in scores]  # type: ignore[index]
-            return corpus_score(name, records, spice_jars)
-
-        return compute
-
-    return build()
-
-
-def cggc_scorer(spice_jars: str | None) -> Scorer:
-    @scorer(metrics=[_table4_metric(info.name, spice_jars) for info in METRICS], name="cggc")
-    def build() -> Scorer:
-        async def score(state: TaskState, target: Target) -> Score:
-            result = score_doc(state.metadata, state.output.completion)
-            return Score(
-                value=result.defined_values(),
-                answer=result.prediction,
-                metadata=score_metadata({"record": result.scored.as_record()}),
-            )
-
-        return score
-
-    return build()
-
-
-def cggc_dataset(spec: CggcTaskSpec, options: TaskOptions) -> MemoryDataset:
-    """The Inspect dataset: one sample per test item, its demonstrations in the input."""
-    return MemoryDataset(_samples(spec, options), name=spec.name)
-
-
-def _samples(spec: CggcTaskSpec, options: TaskOptions) -> list[Sample]:
-    """One sample per test item the pool can serve (its demonstrations come from
-    `demonstrations_solver`)."""
-    sha256 = load_dataset(options.data_dir).sha256
-    return [
-        Sample(
-            id=item.item_id,
-            input=chat(chat_turns(item, [], spec.prompt_style, options.seed)),
-            target=item.target,
-            metadata={**item_doc(item, demos, spec, options), "dataset_sha256": sha256},
-        )
-        for item, demos in task_pairs(spec, options)
-    ]
-
-
-def cggc_fewshot(spec: CggcTaskSpec, options: TaskOptions) -> Solver:
-    """The shared few-shot solver with CGGC's rule: each item's demonstrations as blocks."""
-    dataset = load_dataset(options.data_dir)
-    source = demonstration_source(dataset, options.demo_spec(spec))
-    style, seed = spec.prompt_style, options.seed
-
-    def choose(state: TaskState) -> list[Sample] | None:
-        item = CggcItem.from_doc(state.metadata, origin=f"sample {state.sample_id}")
-        chosen = source.choose(item.item_id, item)
-        if chosen is None:
-            return None
-        return [
-            Sample(id=x.item_id, input=question(x, style, seed), target=x.target) for x in chosen
-        ]
-
-    return demonstrations_solver(choose)
-
-
-def cggc_task(
-    spec: CggcTaskSpec,
-    options: TaskOptions,
-    scorer: Scorer | None = None,
-    setup: Solver | None = None,
-) -> Task:
-    check_libraries()  # the cggc extra, before any model generates
-    style = spec.prompt_style
-    return build_task(
-        spec.name,
-        _samples(spec, options),
-        scorer or cggc_scorer(options.spice_jars),
-        # Greedy, 20 new tokens (the authors' run-main.sh).
-        GenerateConfig(temperature=0.0, max_tokens=MAX_NEW_TOKENS, stop_seqs=list(style.until)),
-        task_version(),
-        {
-            "benchmark": "cggc",
-            "task": spec.name,
-            "setting": spec.setting,
-            "dataset_sha256": load_dataset(options.data_dir).sha256,
-        },
-        solver=chain(cggc_fewshot(spec, options), generate()),
-        setup=setup,
-    )
-
-
-def _options(values: Mapping[str, object]) -> TaskOptions:
-    return TaskOptions.resolve({k: v for k, v in values.items() if v is not None})
-
-
-class AnyCggcOptions(CggcOptions, total=False):
-    """The options of ``conceptcomb/cggc``: every named task's, and what the names fix."""
-
-    setting: str
-    """``ood`` (default) or ``id``."""
-    order: str
-    """``random`` (default), ``easy_to_hard`` or ``hard_to_easy`` (or easy2hard, hard2easy)."""
-    structure: str | None
-    """``A``, ``B`` or ``C``: demonstrations of one structure type (Table 7 "level")."""
-    prompt_style: str
-    """``paper`` (default) or ``script`` (the authors' released layout)."""
+from conceptcomb.cggc.tasks import all_specs, verified_specs
 
 
 @task(name="cggc")
 def cggc(**options: Unpack[AnyCggcOptions]) -> Task:
     """CGGC with every option: -T setting=ood -T order=easy_to_hard ... (a misspelt option
     is refused, as by the named tasks)."""
-    check_options("cggc", options, AnyCggcOptions)
-    values = dict(options)
-    style = str(values.pop("prompt_style", None) or "paper")
-    style_named(style)  # a clear error for an unknown style
-    structure = values.pop("structure", None)
-    spec = CggcTaskSpec(
-        setting=str(values.pop("setting", None) or "ood").lower(),
-        order=order_name(str(values.pop("order", None) or "random")),
-        structure=str(structure).upper() if structure else None,
-        style=style,
-    )
-    return cggc_task(spec, _options(values))
+    return any_task(options)
 
 
-def named_task(name: str, options: CggcOptions) -> Task:
-    """One of lm-eval's CGGC tasks, by name."""
-    check_options(name, options, CggcOptions)
-    return cggc_task(spec_by_name(name), _options(options))
-
-
-def _verification(score: SampleScore) -> dict:
-    return (score.score.metadata or {}).get("verification", {})
-
-
-@metric(name=VERIFIED_SHARE)
-def verified_share() -> Metric:
-    """Percent of samples with every relation verified (failed verifications left out)."""
-
-    def compute(scores: list[SampleScore]) -> float:
-        known = [v for v in (_verification(s).get("verified") for s in scores) if v is not None]
-        return 100.0 * sum(map(bool, known)) / len(known) if known else math.nan
-
-    return compute
-
-
-@metric(name=VERIFIER_FAILURES)
-def verifier_failures() -> Metric:
-    def compute(scores: list[SampleScore]) -> float:
-        return float(sum(bool(_verification(s).get("failed")) for s in scores))
-
-    return compute
-
-
-def cggc_verified_scorer(spice_jars: str | None, sessions: InspectVerifierSessions) -> Scorer:
-    """The CGGC scorer plus the judge's per-edge verification of the sentence."""
-    metrics = [_table4_metric(info.name, spice_jars) for info in METRICS]
-    metrics += [_table4_metric(info.name, spice_jars, verified=True) for info in METRICS]
-    metrics += [verified_share(), verifier_failures()]
-
-    @scorer(metrics=metrics, name="cggc_verified")
-    def build() -> Scorer:
-        base = cggc_scorer(spice_jars)
-
-        async def score(state: TaskState, target: Target) -> Score:
-            result = await base(state, target)
-            item = CggcItem.from_doc(state.metadata, origin=f"sample {state.sample_id}")
-            questions = edge_questions(item, str(result.answer or ""))
-            session = sessions.session()
-            replies = None
-            if session is not None:
-                replies = await session.rate_all([q.prompt for q in questions]) if questions else {}
-            verification: Verification = verification_of(item, questions, replies)
-            metadata = {**(result.metadata or {}), "verification": verification.to_json()}
-            values = dict(result.value) if isinstance(result.value, dict) else {}
-            values.update({k: v for k, v in verification.metrics().items() if not math.isnan(v)})
-            return Score(value=values, answer=result.answer, metadata=score_metadata(metadata))
-
-        return score
-
-    return build()
-
-
-def verified_task(name: str, options: VerifiedOptions) -> Task:
-    """One of the CGGC tasks with relation verification by a judge, by name."""
-    check_options(name, options, VerifiedOptions)
-    task_options = _options(options)  # TaskOptions reads its own options only
-    check_libraries()  # before the judge's checks, which may load a model
-    sessions = InspectVerifierSessions(judge_settings(options), name, chosen_options(options))
-    scorer = cggc_verified_scorer(task_options.spice_jars, sessions)
-    return cggc_task(spec_by_name(name), task_options, scorer, preflight_setup(sessions))
-
-
-# One @task per task name, each a call into the builders above.
+# One @task per task name, each a call into a builder of `inspect_adapter`.
 
 
 @task

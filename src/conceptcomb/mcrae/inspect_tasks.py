@@ -10,74 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from inspect_ai import Task, task
-from inspect_ai.dataset import Sample
-from inspect_ai.model import GenerateConfig
-from inspect_ai.scorer import Score, Scorer, Target, scorer
-from inspect_ai.solver import TaskState
 
-from conceptcomb.frameworks.inspect_tasks import ItemMetrics, build_task, chat
-from conceptcomb.mcrae.data import CITATION, TERMS_OF_USE
-from conceptcomb.mcrae.docs import TERMS_LINE, build_docs
-from conceptcomb.mcrae.metrics import metric_infos
-from conceptcomb.mcrae.scoring import gold_of_doc, score_reply
-from conceptcomb.mcrae.tasks import all_specs, spec_by_name, task_version
+from conceptcomb.mcrae.inspect_adapter import mcrae_task
+from conceptcomb.mcrae.tasks import all_specs
 
-ITEM_METRICS = ItemMetrics(metric_infos())
-
-
-@scorer(metrics=ITEM_METRICS.metrics(), name="mcrae")
-def mcrae_scorer() -> Scorer:
-    """Parse the ranked list, match it against the concept's gold features."""
-
-    async def score(state: TaskState, target: Target) -> Score:
-        gold = gold_of_doc(state.metadata, origin=f"sample {state.sample_id}")
-        result = score_reply(gold, state.output.completion)
-        return ITEM_METRICS.score(
-            result.metrics,
-            answer="\n".join(result.properties),
-            metadata={"properties": result.properties},
-        )
-
-    return score
-
-
-def mcrae_task(
-    name: str,
-    data_dir: str | None = None,
-    tie_rule: str | None = None,
-    senses: str | None = None,
-) -> Task:
-    """A McRae task by name: one sample per concept."""
-    spec = spec_by_name(name)
-    docs = build_docs(spec, data_dir, tie_rule, senses)
-    print(TERMS_LINE, flush=True)
-    samples = [
-        Sample(
-            id=doc["concept"],
-            input=chat([("user", doc["prompt"])]),
-            target=doc["target"],
-            metadata=doc,
-        )
-        for doc in docs
-    ]
-    return build_task(
-        spec.name,
-        samples,
-        mcrae_scorer(),
-        GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens),
-        task_version(),
-        {
-            "benchmark": "mcrae",
-            "concepts": spec.concepts,
-            "tie_rule": docs[0]["tie_rule"],
-            "senses": docs[0]["senses"],
-            "terms_of_use": TERMS_OF_USE,
-            "citation": CITATION,
-        },
-    )
-
-
-# One @task per task name, each a call into `mcrae_task`.
+# One @task per task name, each a call into a builder of `inspect_adapter`.
 
 
 @task

@@ -1,0 +1,155 @@
+"""Inspect adapter for AbsPyramid: the task builders, datasets and scorers behind the
+`@task` functions of `conceptcomb.abspyramid.inspect_tasks` (which hold only those functions
+and ``TASKS``, so that ``inspect list tasks`` finds every task by reading that file)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from inspect_ai import Task
+from inspect_ai.dataset import Sample
+from inspect_ai.model import ChatMessage, GenerateConfig
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
+from inspect_ai.solver import TaskState
+
+from conceptcomb.abspyramid import metrics as m
+from conceptcomb.abspyramid.docs import build_docs
+from conceptcomb.abspyramid.scoring import (
+    score_detection_reply,
+    score_generation_reply,
+    score_top_logprobs,
+)
+from conceptcomb.abspyramid.tasks import (
+    DETECTION,
+    AbsTaskSpec,
+    spec_by_name,
+    task_version,
+)
+from conceptcomb.common.errors import ConfigError
+from conceptcomb.frameworks.inspect_tasks import ItemMetrics, build_task, chat
+
+TOP_LOGPROBS = 20
+
+
+@metric
+def detection_corpus() -> Metric:
+    """Macro-F1 and ROC-AUC over all samples (from each score's label, prediction, P(Yes))."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        values = [score.score.value for score in scores if isinstance(score.score.value, dict)]
+        labels = [int(v["label"]) for v in values]
+        result = {m.MACRO_F1: m.macro_f1(labels, [int(v["pred"]) for v in values])}
+        if any("p_yes" in v for v in values):
+            result[m.AUC] = m.roc_auc(labels, [float(v["p_yes"]) for v in values])
+        return result
+
+    return compute
+
+
+@metric
+def corpus_bleu() -> Metric:
+    """BLEU-1/2 (and the brevity penalty) over all samples' predictions and references."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float]:
+        meta = [score.score.metadata or {} for score in scores]
+        return m.bleu_metrics([d["prediction"] for d in meta], [d["references"] for d in meta])
+
+    return compute
+
+
+def _first_token_alternatives(state: TaskState) -> list[tuple[str, float]]:
+    choice = state.output.choices[0] if state.output.choices else None
+    content = choice.logprobs.content if choice and choice.logprobs else None
+    if not content:
+        raise ConfigError(
+            f"{state.model} returned no log probabilities, which the log-likelihood "
+            "AbsPyramid tasks need: use a provider that returns logprobs, or the generative "
+            "variants (abspyramid_det_<relation>_zs, _icl, _cot)."
+        )
+    first = content[0]
+    alternatives = [(top.token, top.logprob) for top in first.top_logprobs or []]
+    return alternatives or [(first.token, first.logprob)]
+
+
+def detection_scorer(spec: AbsTaskSpec) -> Scorer:
+    items = ItemMetrics(m.metric_infos(spec), extra=[detection_corpus()])
+
+    @scorer(metrics=items.metrics(), name="abspyramid")
+    def build() -> Scorer:
+        async def score(state: TaskState, target: Target) -> Score:
+            doc = state.metadata
+            metadata: dict[str, Any] = {}
+            if spec.generative:
+                reply = state.output.completion
+                result = score_detection_reply(spec, doc, reply)
+                value: dict[str, Any] = {}
+            else:
+                # The alternatives P(Yes) was read from: a bundle's evidence re-reads them.
+                top = _first_token_alternatives(state)
+                result = score_top_logprobs(doc, top)
+                reply, value = f"P(Yes)={result.p_yes:.4f}", {"p_yes": result.p_yes}
+                metadata["top_logprobs"] = [[token, logprob] for token, logprob in top]
+            value.update(result.item_metrics(), label=result.label, pred=result.pred)
+            metadata["parsed"] = result.pred
+            return items.score(value, answer=reply[-200:], metadata=metadata)
+
+        return score
+
+    return build()
+
+
+def generation_scorer(spec: AbsTaskSpec) -> Scorer:
+    items = ItemMetrics(m.metric_infos(spec), extra=[corpus_bleu()])
+
+    @scorer(metrics=items.metrics(), name="abspyramid")
+    def build() -> Scorer:
+        async def score(state: TaskState, target: Target) -> Score:
+            references = list(state.metadata["references"])
+            prediction, values = score_generation_reply(state.metadata, state.output.completion)
+            return items.score(
+                values,
+                answer=prediction,
+                metadata={"prediction": prediction, "references": references},
+            )
+
+        return score
+
+    return build()
+
+
+def sample_input(spec: AbsTaskSpec, doc: dict[str, Any]) -> list[ChatMessage]:
+    """The messages of one sample: the whole prompt, or instruction + demonstrations + query."""
+    if spec.kind == DETECTION and spec.in_context:
+        turns = [("system", doc["instruction"])]
+        for demo in doc["demos"]:
+            turns += [("user", demo["question"]), ("assistant", demo["answer"])]
+        return chat([*turns, ("user", doc["query"])])
+    return chat([("user", doc["prompt"])])
+
+
+def generate_config(spec: AbsTaskSpec) -> GenerateConfig:
+    # Greedy by default (override with --temperature etc.).
+    if not spec.generative:
+        return GenerateConfig(
+            temperature=0.0, max_tokens=1, logprobs=True, top_logprobs=TOP_LOGPROBS
+        )
+    return GenerateConfig(temperature=0.0, max_tokens=spec.max_tokens)
+
+
+def abspyramid_task(
+    name: str, data_dir: str | None = None, split: str = "test", seed: int = 0
+) -> Task:
+    """An AbsPyramid task by name, on the items of ``split``."""
+    spec = spec_by_name(name)
+    samples = [
+        Sample(id=doc["item_id"], input=sample_input(spec, doc), target=doc["answer"], metadata=doc)
+        for doc in build_docs(spec, split, data_dir, seed)
+    ]
+    return build_task(
+        spec.name,
+        samples,
+        detection_scorer(spec) if spec.kind == DETECTION else generation_scorer(spec),
+        generate_config(spec),
+        task_version(),
+        {"benchmark": "abspyramid", "kind": spec.kind, "relation": spec.relation},
+    )
