@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import conceptcomb
+from conceptcomb.testing.model_server import ModelServer
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
@@ -213,18 +214,29 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return site
 
 
-def test_lm_eval_and_inspect_run_it_and_the_report_shows_it(copy: Path, installed: Path) -> None:
+def test_lm_eval_and_inspect_run_it_and_the_report_shows_it(
+    copy: Path, installed: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both frameworks' API runners against a loopback model server (the report leaves runs
+    of the frameworks' mock models out, so the runs are of a served model)."""
     task_yaml = installed / "lm_eval" / "tasks" / "conceptcomb" / "toy"  # where the wheel put it
-    lm_eval = run(copy, "lm_eval", "--model", "dummy", "--tasks", "toy_echo", "--include_path",
-                  str(task_yaml), "--output_path", "lm_eval_out", path=installed)  # fmt: skip
-    assert lm_eval.returncode == 0, lm_eval.stderr[-3000:]
-    assert "toy_echo" in lm_eval.stdout and "exact_match" in lm_eval.stdout
-    inspect = run(copy, "inspect", "eval", "conceptcomb/toy_echo", "--model", "mockllm/model",
-                  "--log-dir", "inspect_logs", path=installed)  # fmt: skip
-    assert inspect.returncode == 0, inspect.stderr[-3000:]
+    with ModelServer({}, default="apple") as server:
+        monkeypatch.setenv("LOOPBACK_API_KEY", "x")  # Inspect's openai-api/loopback provider
+        monkeypatch.setenv("LOOPBACK_BASE_URL", server.base_url)
+        lm_eval = run(copy, "lm_eval", "--model", "local-chat-completions", "--model_args",
+                      f"model=toy-echo,base_url={server.base_url}/chat/completions,max_retries=1",
+                      "--apply_chat_template", "--tasks", "toy_echo", "--include_path",
+                      str(task_yaml), "--output_path", "lm_eval_out", path=installed)  # fmt: skip
+        assert lm_eval.returncode == 0, lm_eval.stderr[-3000:]
+        assert "toy_echo" in lm_eval.stdout and "exact_match" in lm_eval.stdout
+        inspect = run(copy, "inspect", "eval", "conceptcomb/toy_echo", "--model",
+                      "openai-api/loopback/toy-echo", "--log-dir", "inspect_logs",
+                      path=installed)  # fmt: skip
+        assert inspect.returncode == 0, inspect.stderr[-3000:]
+        assert server.asked > 0
     report = run(copy, sys.executable, "-m", "conceptcomb.cli", "report", "lm_eval_out",
                  "inspect_logs", "--out", "report", "--no-plots", path=installed)  # fmt: skip
-    assert report.returncode == 0, report.stderr[-3000:]
+    assert report.returncode == 0, report.stdout[-2000:] + report.stderr[-3000:]
     page = (copy / "report" / "toy.md").read_text(encoding="utf-8")
     assert "Toy: repeat a word" in page
     assert "lm-eval" in page and "inspect" in page  # a row from each framework

@@ -119,6 +119,7 @@ def test_options_are_checked() -> None:
     assert parse_packaging("D2&2") == (2, 2) and parse_packaging(None) is None
 
 
+@pytest.mark.slow  # demonstrations for every test item of five tasks: minutes on 2 cores
 def test_id_and_ood_score_the_same_items_of_the_shipped_dataset() -> None:
     """Table 4's gap compares one item set (cggc README: 15,985 of 16,167 test items)."""
     from conceptcomb.cggc.docs import demonstrations

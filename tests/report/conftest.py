@@ -75,7 +75,7 @@ def make_runs(gguf: Path, model: list[str], root: Path, server: LoopbackServer) 
 
 @pytest.fixture(scope="session")
 def real_runs(
-    smollm2_gguf: Path, smollm2_inspect_model: list[str], tmp_path_factory: pytest.TempPathFactory
+    smollm2_gguf: Path, smollm2_folder: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> RealRuns:
     # While working on the report, CONCEPTCOMB_TEST_REPORT_RUNS=DIR keeps the runs in DIR and
     # reuses them (the model runs take minutes); by default they are made afresh.
@@ -84,7 +84,17 @@ def real_runs(
         return RealRuns(Path(kept) / "lm-eval", Path(kept) / "inspect", _judge_url(Path(kept)))
     root = Path(kept) if kept else tmp_path_factory.mktemp("report-runs")
     with LoopbackServer() as server:
-        return make_runs(smollm2_gguf, smollm2_inspect_model, root, server)
+        model = gguf_inspect_model(smollm2_gguf, smollm2_folder)
+        return make_runs(smollm2_gguf, model, root, server)
+
+
+def gguf_inspect_model(gguf: Path, folder: Path) -> list[str]:
+    """Inspect's hf provider on the GGUF itself (the converted folder lends its tokenizer), as
+    the lm-eval run: both runs are then one model to the report, named by its GGUF file."""
+    return [
+        "--model", "hf/smollm2", "-M", f"model_path={gguf.parent}", "-M", f"gguf_file={gguf.name}",
+        "-M", f"tokenizer={folder}", "-M", "do_sample=false",
+    ]  # fmt: skip
 
 
 def _judge_url(root: Path) -> str:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from conceptcomb.common.errors import ConfigError, Interrupted
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.scorers.local_judge import load_causal_lm, packaged_smollm2_gguf
+from conceptcomb.scorers.local_judge import Placement, load_causal_lm, packaged_smollm2_gguf
 
 LOCAL_INSTALL = "pip install 'conceptcomb[local]'"
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
@@ -43,6 +43,7 @@ def check_local_judge(settings: JudgeSettings) -> None:
             f"{'is' if len(missing) == 1 else 'are'} not installed: {LOCAL_INSTALL}, or "
             "choose another judge (judge_base_url=... for a server, judge=off for none)."
         )
+    Placement.of(settings)  # a device torch does not see, a dtype misspelt: one line, first
     if settings.judge_model is None:
         packaged_smollm2_gguf()  # ConfigError saying how to install it
         return
@@ -97,12 +98,13 @@ def load_local_judge(settings: JudgeSettings) -> None:
     if settings.judge != "local":
         return
     check_local_judge(settings)
+    placement = Placement.of(settings)  # the device and dtype the judge will ask on
     what = f"judge_model={settings.judge_model}" if settings.judge_model else "packaged SmolLM2"
     if not is_loaded(settings.judge_model):
         print(f"conceptcomb: loading the local judge ({what})", file=sys.stderr, flush=True)
     with interruptible(f"loading the local judge ({what})"):
         try:
-            load_causal_lm(settings.judge_model)
+            load_causal_lm(settings.judge_model, placement)
         except (OSError, ValueError, RuntimeError, ImportError) as err:
             detail = str(err).strip().splitlines()[0] if str(err).strip() else ""
             raise ConfigError(
