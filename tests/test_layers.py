@@ -19,6 +19,9 @@ LAYERS: list[set[str]] = [
     BENCHMARKS,
     {"benchmarks", "cli", "report", "demo", "_inspect_registry", "testing"},
 ]
+# The one import upwards: the generator's command iterates the registry (as packaging does),
+# in the function its command calls (`registered`), which nothing in the package calls.
+ALLOWED_UPWARD = {(Path("frameworks/task_files.py"), "benchmarks")}
 
 
 def _part(module: str) -> str | None:
@@ -75,6 +78,6 @@ def test_no_module_imports_from_a_layer_above_its_own() -> None:
     upward = [
         f"{path} ({own}) imports conceptcomb.{part}"
         for path, own, part in imports()
-        if _layer(part) > _layer(own)
+        if _layer(part) > _layer(own) and (path, part) not in ALLOWED_UPWARD
     ]
     assert upward == []

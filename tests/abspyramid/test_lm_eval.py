@@ -1,4 +1,4 @@
-"""AbsPyramid in lm-eval: YAML in sync, discovery, prompts as lm-eval renders them, a real run."""
+"""AbsPyramid in lm-eval: discovery, prompts as lm-eval renders them, a real run."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from lm_eval.tasks import TaskManager
 from conceptcomb.abspyramid import metrics as m
 from conceptcomb.abspyramid.docs import build_docs
 from conceptcomb.abspyramid.lm_eval_hooks import load_dataset
-from conceptcomb.abspyramid.lm_eval_yaml import stale_files
 from conceptcomb.abspyramid.tasks import GROUP_NAME, all_specs, default_specs, spec_by_name
 from conceptcomb.cli import lm_eval_has_our_tasks, tasks_path
 from conceptcomb.common.errors import ConfigError, DataUnavailableError
@@ -25,10 +24,6 @@ def manager(abspyramid_dir: Path) -> TaskManager:
     """Indexing takes seconds: one task manager for the module, reading the test folder."""
     include = None if lm_eval_has_our_tasks() else str(tasks_path())
     return TaskManager(include_path=include, metadata={"data_dir": str(abspyramid_dir)})
-
-
-def test_generated_yaml_is_up_to_date() -> None:
-    assert stale_files() == [], "run: python -m conceptcomb.abspyramid.lm_eval_yaml"
 
 
 def test_lm_eval_indexes_every_task_and_the_group(manager: TaskManager) -> None:

@@ -1,4 +1,4 @@
-"""CCPT in lm-eval: YAML in sync, discovery, and real runs of SmolLM2 with a loopback judge."""
+"""CCPT in lm-eval: discovery, and real runs of SmolLM2 with a loopback judge."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from lm_eval.tasks import TaskManager
 
-from conceptcomb.ccpt.lm_eval_yaml import stale_files
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, user_prompt
 from conceptcomb.ccpt.tasks import GROUP_NAME, CcptTaskSpec, all_specs
 from conceptcomb.cli import lm_eval_has_our_tasks, tasks_path
@@ -21,10 +20,6 @@ pytestmark = pytest.mark.shared_data
 def task_manager(**metadata) -> TaskManager:
     include = None if lm_eval_has_our_tasks() else str(tasks_path())
     return TaskManager(include_path=include, metadata=metadata)
-
-
-def test_generated_yaml_is_up_to_date() -> None:
-    assert stale_files() == [], "run: python -m conceptcomb.ccpt.lm_eval_yaml"
 
 
 def test_lm_eval_indexes_every_task_and_the_group() -> None:

@@ -1,4 +1,4 @@
-"""CGGC in lm-eval: YAML in sync, the sampler inside lm-eval's own prompt building, a real run."""
+"""CGGC in lm-eval: the sampler inside lm-eval's own prompt building, a real run."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from lm_eval.tasks import TaskManager
 
 from conceptcomb.cggc.data import CggcItem, load_dataset
 from conceptcomb.cggc.demos import check_demonstrations
-from conceptcomb.cggc.lm_eval_yaml import stale_files
 from conceptcomb.cggc.metrics import METRIC_NAMES
 from conceptcomb.cggc.prompts import plain_prompt
 from conceptcomb.cggc.tasks import GROUP_NAME, TaskOptions, all_specs, spec_by_name
@@ -20,11 +19,6 @@ from conceptcomb.cli import main
 from tests.ccpt.conftest import include_args
 from tests.ccpt.test_lm_eval import task_manager
 from tests.conftest import read_jsonl
-
-
-def test_generated_yaml_is_up_to_date() -> None:
-    assert stale_files() == [], "run: python -m conceptcomb.cggc.lm_eval_yaml"
-
 
 LOADED = ("cggc_id", "cggc_ood", "cggc_ood_easy2hard", "cggc_ood_script")
 

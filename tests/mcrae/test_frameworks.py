@@ -1,4 +1,4 @@
-"""McRae in lm-eval and Inspect: YAML in sync, discovery, mockllm runs, a real SmolLM2 run."""
+"""McRae in lm-eval and Inspect: discovery, mockllm runs, a real SmolLM2 run."""
 
 from __future__ import annotations
 
@@ -15,7 +15,6 @@ from inspect_ai.model import ModelOutput, get_model
 from conceptcomb.cli import lm_eval_has_our_tasks, tasks_path
 from conceptcomb.mcrae.data import TERMS_OF_USE
 from conceptcomb.mcrae.inspect_tasks import TASKS
-from conceptcomb.mcrae.lm_eval_yaml import stale_files
 from conceptcomb.mcrae.metrics import metric_infos
 from conceptcomb.mcrae.prompts import user_prompt
 from conceptcomb.mcrae.rescore import rescore
@@ -30,10 +29,6 @@ TASK = "mcrae_esslli44"
 
 def include_args() -> list[str]:
     return [] if lm_eval_has_our_tasks() else ["--include_path", str(tasks_path())]
-
-
-def test_generated_yaml_is_up_to_date() -> None:
-    assert stale_files() == [], "run: python -m conceptcomb.mcrae.lm_eval_yaml"
 
 
 def test_lm_eval_builds_the_task_with_its_prompt_and_metrics() -> None:

@@ -37,6 +37,22 @@ SA_METHODS = (SA_LLM, SA_CONCEPTNET, SA_BOTH, SA_CONCEPTNET_NOFILTER)
 ORACLE = "oracle"
 SUBSETS = ("test", "full")
 GROUP_NAME = "ccpt"
+# What a task's one-line description (its Inspect docstring) says of its kind and method.
+KIND_TITLES = {
+    PI_EMERGENT: "property induction, emergent",
+    PI_CANCELED: "property induction, canceled",
+    NPC_EMERGENT: "noun phrase completion",
+    TYPE_PREDICTION: "property type prediction",
+}
+METHOD_TITLES = {
+    "base": "base prompt",
+    "cot": "chain-of-thought prompt",
+    SA_LLM: "spreading activation by the model",
+    SA_CONCEPTNET: "ConceptNet spreading activation, model filter",
+    SA_BOTH: "spreading activation by the model and ConceptNet",
+    SA_CONCEPTNET_NOFILTER: "spreading activation on ConceptNet, no filter",
+    ORACLE: "multi-oracle, best of N replies",
+}
 
 
 def task_version() -> str:
@@ -64,6 +80,13 @@ class CcptTaskSpec:
         else:
             suffix = f"_{self.method}"
         return f"ccpt_{self.kind}{full}{suffix}"
+
+    def describe(self) -> str:
+        """One line: ``CCPT noun phrase completion: base prompt, test items``."""
+        text = f"CCPT {KIND_TITLES[self.kind]}: {METHOD_TITLES[self.method]}"
+        if self.method in METHODS:  # the other methods run on the test items only
+            text += ", all items" if self.subset == "full" else ", test items"
+        return text
 
     @property
     def spreading(self) -> bool:

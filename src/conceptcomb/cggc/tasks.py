@@ -78,13 +78,17 @@ class CggcTaskSpec:
     def prompt_style(self) -> PromptStyle:
         return style_named(self.style)
 
-    @property
-    def description(self) -> str:
+    def describe(self) -> str:
+        """One line: ``CGGC compositional generalization, type A demonstrations``."""
         what = "in-distribution" if self.setting == "id" else "compositional generalization"
+        if self.verify and self.order != "random":  # in short, to fit a docstring's line
+            order = self.order.replace("_", "-")
+            return f"CGGC {what}, {order} demonstrations, relation verification"
         extra = f", demonstrations ordered {self.order}" if self.order != "random" else ""
         extra += f", type {self.structure} demonstrations" if self.structure else ""
-        extra += f", type {self.test_type} test items" if self.test_type else ""
-        extra += f", demonstrations packed D{self.packaging}" if self.packaging else ""
+        extra += f", type {self.test_type} test items (Table 6)" if self.test_type else ""
+        if self.packaging:
+            extra += f", primitives packed {self.packaging.replace('&', ' & ')} (Fig. 4)"
         extra += ", relation verification by a judge" if self.verify else ""
         return f"CGGC {what}{extra}"
 

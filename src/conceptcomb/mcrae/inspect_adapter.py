@@ -1,6 +1,8 @@
 """Inspect adapter for McRae: the task builders, datasets and scorers behind the
 `@task` functions of `conceptcomb.mcrae.inspect_tasks` (which hold only those functions
-and ``TASKS``, so that ``inspect list tasks`` finds every task by reading that file)."""
+and ``TASKS``, so that ``inspect list tasks`` finds every task by reading that file).
+That module is written from ``INSPECT`` at the end of this one, a stub per task spec, by
+``python -m conceptcomb.frameworks.task_files``."""
 
 from __future__ import annotations
 
@@ -11,11 +13,12 @@ from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
 from conceptcomb.frameworks.inspect_tasks import ItemMetrics, build_task, chat
+from conceptcomb.frameworks.task_files import InspectTasks, TaskStub
 from conceptcomb.mcrae.data import CITATION, TERMS_OF_USE
 from conceptcomb.mcrae.docs import TERMS_LINE, build_docs
 from conceptcomb.mcrae.metrics import metric_infos
 from conceptcomb.mcrae.scoring import gold_of_doc, score_reply
-from conceptcomb.mcrae.tasks import spec_by_name, task_version
+from conceptcomb.mcrae.tasks import all_specs, spec_by_name, task_version
 
 ITEM_METRICS = ItemMetrics(metric_infos())
 
@@ -70,3 +73,23 @@ def mcrae_task(
             "citation": CITATION,
         },
     )
+
+
+# The parameters of every task's ``@task`` function (Inspect's ``-T`` options).
+PARAMS = ("data_dir: str | None = None", "tie_rule: str | None = None", "senses: str | None = None")
+# The docstring of the generated `conceptcomb.mcrae.inspect_tasks`.
+TASKS_DOC = """\
+Inspect adapter: ``inspect eval conceptcomb/mcrae_esslli44`` and ``conceptcomb/mcrae_all``.
+
+Options: ``-T data_dir=...``, ``-T tie_rule=norms_order|all_tied``,
+``-T senses=tagged|all``. Each sample is one concept; the scorer returns the concept's
+metrics and Inspect's ``mean()`` averages them over concepts, as lm-eval does.
+"""
+# `conceptcomb.mcrae.inspect_tasks`: written by `python -m conceptcomb.frameworks.task_files`.
+INSPECT = InspectTasks(
+    TASKS_DOC,
+    lambda: [
+        TaskStub(spec.name, spec.describe() + ".", mcrae_task, params=PARAMS)
+        for spec in all_specs()
+    ],
+)

@@ -14,6 +14,10 @@ from conceptcomb.common.lookup import find_named
 
 ESSLLI44 = "esslli44"
 ALL = "all"
+CONCEPT_SETS = {
+    ESSLLI44: "the 44 ESSLLI 2008 nouns (the seed's evaluation)",
+    ALL: "every concept of the norms",
+}
 
 
 def task_version() -> str:
@@ -29,6 +33,10 @@ class McraeTaskSpec:
     @property
     def name(self) -> str:
         return f"mcrae_{self.concepts}"
+
+    def describe(self) -> str:
+        """One line: which concepts the task asks about."""
+        return f"McRae property generation on {CONCEPT_SETS[self.concepts]}"
 
     @property
     def max_tokens(self) -> int:
