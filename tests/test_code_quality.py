@@ -15,6 +15,9 @@ def test_ruff(command: list[str]) -> None:
     ruff = shutil.which("ruff")
     assert ruff, "pip install '.[test]'"
     done = subprocess.run(
-        [ruff, *command, "src", "tests", "benchmarks"], cwd=REPO, capture_output=True, text=True
+        [ruff, *command, "src", "tests", "benchmarks", "examples", "scripts"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr

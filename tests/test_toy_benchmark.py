@@ -1,18 +1,19 @@
 """A fifth benchmark plugs in through the contract alone: its own folder and one registry line.
 
-A copy of the package gets a toy benchmark (`toy/`, written below: data, prompt, scoring,
-the lm-eval declaration, the Inspect task, its table) and one more line in
-`conceptcomb.benchmarks.REGISTRY`, nothing else. The wheel built from that copy carries
-its YAML where lm-eval finds it and, installed, lm-eval runs its task (the YAML written by
-the shared renderer), Inspect runs ``conceptcomb/toy_echo`` (the entry point iterates the
-registry) and ``conceptcomb report`` shows its table from both results.
+A copy of the package gets the toy benchmark of examples/toy_benchmark/ (its `toy/` folder:
+data, prompt, docs, scoring, the lm-eval declaration, the Inspect adapter, its table; and
+the files generated from its specs) and one more line in `conceptcomb.benchmarks.REGISTRY`,
+nothing else, as the example's README tells a newcomer. The wheel built from that copy
+carries its YAML where lm-eval finds it and, installed, lm-eval runs its task, Inspect runs
+``conceptcomb/toy_echo`` (the entry point iterates the registry) and ``conceptcomb report``
+shows its table from both results. A task variant is one spec line in ``toy/tasks.py`` and
+the generator: both frameworks then find it.
 """
 
 from __future__ import annotations
 
-import difflib
-import os
-import shutil
+import hashlib
+import json
 import subprocess
 import sys
 import zipfile
@@ -22,220 +23,71 @@ import pytest
 
 import conceptcomb
 from conceptcomb.testing.model_server import ModelServer
-from tests.conftest import REPO
+from scripts.toy_example import GENERATED, package_with_toy, run
 
 pytestmark = pytest.mark.slow
 
-TOY = {
-    "__init__.py": '"""A toy benchmark: repeat a word."""\n',
-    "items.py": """
-WORDS = ("apple", "river", "stone")
-
-
-def prompt(word: str) -> str:
-    return f"Repeat the word {word}."
-
-
-def score(reply: str, word: str) -> float:
-    return float(reply.strip().lower() == word)
-""",
-    "benchmark.py": """
-from conceptcomb.common.contract import Benchmark, MetricInfo
-
-
-def tasks():
-    return {"toy_echo": [MetricInfo("exact_match", True, "mean", "EM")]}
-
-
-def datasets():
-    return {}
-
-
-BENCHMARK = Benchmark(key="toy", title="Toy: repeat a word", paper="nobody (2026)")
-""",
-    "lm_eval_hooks.py": """
-import datasets
-
-from conceptcomb.toy.items import WORDS, prompt, score
-
-
-def load_dataset(toy_task, **_):
-    rows = [{"prompt": prompt(word), "target": word} for word in WORDS]
-    return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
-
-
-def process_results(doc, results):
-    return {"exact_match": score(results[0], doc["target"])}
-""",
-    "lm_eval_yaml.py": '''
-"""The toy's lm-eval YAML."""
-
-import sys
-from pathlib import Path
-
-from conceptcomb.frameworks import lm_eval_yaml
-from conceptcomb.frameworks.lm_eval_yaml import Function, Leaf, TaskYaml, Template
-from conceptcomb.toy.benchmark import tasks
-
-YAML_DIR = Path(__file__).parent / "task_yaml"
-HOOKS = "conceptcomb.toy.lm_eval_hooks"
-
-
-def declaration():
-    keys = {
-        "custom_dataset": Function(f"{HOOKS}.load_dataset"),
-        "test_split": "test",
-        "output_type": "generate_until",
-        "doc_to_text": "prompt",
-        "doc_to_target": "target",
-        "process_results": Function(f"{HOOKS}.process_results"),
-        "generation_kwargs": {"until": ["\\\\n"], "max_gen_toks": 8, "do_sample": False},
-        "metric_list": lm_eval_yaml.metric_list(tasks()["toy_echo"]),
-        "metadata": {"version": 1.0},
-    }
-    template = Template("_toy_yaml", keys)
-    return TaskYaml("conceptcomb.toy.lm_eval_yaml", [template], [Leaf("toy_echo", "_toy_yaml")],
-                    "toy_task")
-
-
-main = lm_eval_yaml.Commands(declaration, YAML_DIR).main
-
-if __name__ == "__main__":
-    sys.exit(main())
-''',
-    "inspect_tasks.py": """
-from inspect_ai import Task, task
-from inspect_ai.dataset import Sample
-from inspect_ai.model import GenerateConfig
-from inspect_ai.scorer import scorer
-
-from conceptcomb.frameworks.inspect_tasks import ItemMetrics, build_task, chat
-from conceptcomb.toy.benchmark import tasks
-from conceptcomb.toy.items import WORDS, prompt, score
-
-ITEMS = ItemMetrics(tasks()["toy_echo"])
-
-
-@scorer(metrics=ITEMS.metrics(), name="toy")
-def toy_scorer():
-    async def run(state, target):
-        return ITEMS.score({"exact_match": score(state.output.completion, target.text)})
-
-    return run
-
-
-@task
-def toy_echo() -> Task:
-    samples = [Sample(id=w, input=chat([("user", prompt(w))]), target=w) for w in WORDS]
-    config = GenerateConfig(temperature=0.0, max_tokens=8)
-    return build_task("toy_echo", samples, toy_scorer(), config, "1.0", {"benchmark": "toy"})
-""",
-    "tables.py": """
-from conceptcomb.common.tables import Column, Table, collect, our_row
-
-
-def tables(runs):
-    table = Table("toy", "toy", "Toy: repeat a word", [Column("exact_match", "EM", "", True)])
-    for run in runs:
-        found, cells = collect(run, {"toy_echo": ("", ["exact_match"])})
-        if found:
-            table.rows.append(our_row(run, "Base", found, cells))
-    return [table]
-
-
-def plots():
-    return {}
-""",
-    "published.py": "def published():\n    return []\n",
-    "templates.py": """
-from conceptcomb.toy.items import prompt
-
-
-def templates():
-    return {"toy/user": prompt("<word>")}
-""",
-}
-REGISTRY_LINE = '    "conceptcomb.toy.benchmark",\n'
+PACKAGE = Path(conceptcomb.__file__).parent  # the package as installed, copied
+GENERATOR = "conceptcomb.frameworks.task_files"
 
 
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The project with the toy benchmark added: its folder and one registry line."""
+    """The project with the example's toy benchmark added: its folder and one registry line."""
     root = tmp_path_factory.mktemp("fifth") / "project"
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(Path(conceptcomb.__file__).parent, root / "src" / "conceptcomb", ignore=ignore)
-    for name in ("pyproject.toml", "hatch_build.py", "README.md"):
-        shutil.copy(REPO / name, root / name)
-    folder = root / "src" / "conceptcomb" / "toy"
-    folder.mkdir()
-    for name, text in TOY.items():
-        (folder / name).write_text(text.lstrip("\n"), encoding="utf-8")
-    registry = root / "src" / "conceptcomb" / "benchmarks.py"
-    before = registry.read_text(encoding="utf-8")
-    last = '    "conceptcomb.mcrae.benchmark",\n'
-    after = before.replace(last, last + REGISTRY_LINE)
-    registry.write_text(after, encoding="utf-8")
-    added = [line for line in difflib.ndiff(before.splitlines(True), after.splitlines(True))
-             if line.startswith(("+ ", "- "))]  # fmt: skip
-    assert added == ["+ " + REGISTRY_LINE]
-    done = run(root, sys.executable, "-m", "conceptcomb.toy.lm_eval_yaml")
-    assert done.returncode == 0, done.stderr
+    package_with_toy(root, PACKAGE)
     return root
 
 
-def run(root: Path, *args: str, path: Path | None = None) -> subprocess.CompletedProcess:
-    """``args`` in ``root`` with the package imported from ``path`` (default: the copy's src)."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("CONCEPTCOMB_")}
-    env["PYTHONPATH"] = str(path or root / "src")
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
-    return subprocess.run(args, capture_output=True, text=True, timeout=600, env=env, cwd=root)
-
-
-@pytest.fixture(scope="module")
-def wheel(copy: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel built from the copy, as a user's ``pip install`` builds it."""
-    out = tmp_path_factory.mktemp("wheel")
-    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(copy)]
+def install(project: Path, out: Path) -> tuple[Path, Path]:
+    """(the wheel built from ``project``, as a user's ``pip install`` builds it; that wheel
+    installed into a site-packages folder of its own, put before this environment's:
+    Inspect prefixes ``conceptcomb/`` only to tasks of an installed package)."""
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(project)]
     done = subprocess.run(build, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    (built,) = out.glob("conceptcomb-*.whl")
-    return built
-
-
-@pytest.fixture(scope="module")
-def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """That wheel installed into a site-packages folder of its own, put before this
-    environment's: Inspect prefixes ``conceptcomb/`` only to tasks of an installed package."""
-    site = tmp_path_factory.mktemp("toy") / "site-packages"
+    (wheel,) = out.glob("conceptcomb-*.whl")
+    site = out / "site-packages"
     install = [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site),
                str(wheel)]  # fmt: skip
     done = subprocess.run(install, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    return site
+    return wheel, site
+
+
+@pytest.fixture(scope="module")
+def installed(copy: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return install(copy, tmp_path_factory.mktemp("wheel"))
+
+
+def test_the_examples_generated_files_are_what_the_generator_writes(copy: Path) -> None:
+    done = run(copy, sys.executable, "-m", GENERATOR, "--check", "toy")
+    assert done.returncode == 0, done.stdout + done.stderr + "\nrun: python scripts/toy_example.py"
 
 
 def test_lm_eval_and_inspect_run_it_and_the_report_shows_it(
-    copy: Path, installed: Path, monkeypatch: pytest.MonkeyPatch
+    copy: Path, installed: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Both frameworks' API runners against a loopback model server (the report leaves runs
     of the frameworks' mock models out, so the runs are of a served model)."""
-    task_yaml = installed / "lm_eval" / "tasks" / "conceptcomb" / "toy"  # where the wheel put it
+    site = installed[1]
+    task_yaml = site / "lm_eval" / "tasks" / "conceptcomb" / "toy"  # where the wheel put it
     with ModelServer({}, default="apple") as server:
         monkeypatch.setenv("LOOPBACK_API_KEY", "x")  # Inspect's openai-api/loopback provider
         monkeypatch.setenv("LOOPBACK_BASE_URL", server.base_url)
         lm_eval = run(copy, "lm_eval", "--model", "local-chat-completions", "--model_args",
                       f"model=toy-echo,base_url={server.base_url}/chat/completions,max_retries=1",
                       "--apply_chat_template", "--tasks", "toy_echo", "--include_path",
-                      str(task_yaml), "--output_path", "lm_eval_out", path=installed)  # fmt: skip
+                      str(task_yaml), "--output_path", "lm_eval_out", path=site)  # fmt: skip
         assert lm_eval.returncode == 0, lm_eval.stderr[-3000:]
         assert "toy_echo" in lm_eval.stdout and "exact_match" in lm_eval.stdout
         inspect = run(copy, "inspect", "eval", "conceptcomb/toy_echo", "--model",
                       "openai-api/loopback/toy-echo", "--log-dir", "inspect_logs",
-                      path=installed)  # fmt: skip
+                      path=site)  # fmt: skip
         assert inspect.returncode == 0, inspect.stderr[-3000:]
         assert server.asked > 0
     report = run(copy, sys.executable, "-m", "conceptcomb.cli", "report", "lm_eval_out",
-                 "inspect_logs", "--out", "report", "--no-plots", path=installed)  # fmt: skip
+                 "inspect_logs", "--out", "report", "--no-plots", path=site)  # fmt: skip
     assert report.returncode == 0, report.stdout[-2000:] + report.stderr[-3000:]
     page = (copy / "report" / "toy.md").read_text(encoding="utf-8")
     assert "Toy: repeat a word" in page
@@ -243,8 +95,81 @@ def test_lm_eval_and_inspect_run_it_and_the_report_shows_it(
     assert (copy / "report" / "toy.csv").is_file()
 
 
-def test_the_wheel_carries_its_yaml_where_lm_eval_finds_it(wheel: Path) -> None:
-    names = set(zipfile.ZipFile(wheel).namelist())
+def test_the_wheel_carries_its_yaml_where_lm_eval_finds_it(installed: tuple[Path, Path]) -> None:
+    names = set(zipfile.ZipFile(installed[0]).namelist())
     assert "lm_eval/tasks/conceptcomb/toy/toy_echo.yaml" in names
     assert "lm_eval/tasks/conceptcomb/toy/_toy_yaml" in names
     assert "conceptcomb/toy/benchmark.py" in names
+
+
+def file_hashes(root: Path) -> dict[Path, str]:
+    """Every file of the project (Python's byte-code caches aside) -> its sha256."""
+    return {
+        path.relative_to(root): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in root.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
+LM_EVAL_FINDS = """
+import json, sys
+from lm_eval.tasks import TaskManager, get_task_dict
+manager = TaskManager(include_path=sys.argv[1], include_defaults=False)
+task = get_task_dict([sys.argv[2]], manager)[sys.argv[2]]
+doc = list(task.eval_docs)[0]
+print(json.dumps({"index": sorted(manager.task_index), "prompt": task.doc_to_text(doc),
+                  "target": task.doc_to_target(doc)}))
+"""
+INSPECT_FINDS = """
+import json
+from inspect_ai._util.entrypoints import ensure_entry_points
+from inspect_ai._util.registry import registry_find, registry_info
+ensure_entry_points()
+found = registry_find(lambda info: info.type == "task")
+print(json.dumps({registry_info(fn).name: fn.__doc__ for fn in found}))
+"""
+
+
+def test_a_task_variant_is_one_spec_line_and_both_frameworks_find_it(tmp_path: Path) -> None:
+    """The acceptance of a variant in two places: one line in ``toy/tasks.py``, then
+    ``python -m conceptcomb.frameworks.task_files``; every other changed file is generated."""
+    root = tmp_path / "project"
+    toy = package_with_toy(root, PACKAGE)
+    before = file_hashes(root)
+    specs = toy / "tasks.py"
+    text = specs.read_text(encoding="utf-8")
+    assert text.count("    ToySpec(),\n") == 1
+    variant = text.replace("    ToySpec(),\n", "    ToySpec(),\n    ToySpec(times=3),\n")
+    specs.write_text(variant, encoding="utf-8")
+    done = run(root, sys.executable, "-m", GENERATOR, "toy")
+    assert done.returncode == 0, done.stderr[-3000:]
+
+    after = file_hashes(root)
+    changed = {path for path in before.keys() | after.keys() if before.get(path) != after.get(path)}
+    folder = toy.relative_to(root)
+    generated = {path for path in changed if path.relative_to(folder).parts[0] in GENERATED}
+    edited = changed - generated
+    assert edited == {folder / "tasks.py"} and len(edited) <= 2
+    assert generated == {folder / "inspect_tasks.py", folder / "task_yaml" / "toy_echo_x3.yaml"}
+
+    # lm-eval's own index of the task folder, and the task it builds from it.
+    found = run(root, sys.executable, "-c", LM_EVAL_FINDS, str(toy / "task_yaml"), "toy_echo_x3")
+    assert found.returncode == 0, found.stderr[-3000:]
+    lm_eval = json.loads(found.stdout.strip().splitlines()[-1])
+    assert {"toy_echo", "toy_echo_x3"} <= set(lm_eval["index"])
+    assert lm_eval["prompt"] == "Repeat the word apple 3 times."
+    assert lm_eval["target"] == "apple apple apple"
+
+    # What `inspect list tasks` reads (the source files), and Inspect's registry once installed.
+    listed = run(root, "inspect", "list", "tasks", "src/conceptcomb/toy")
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    assert "src/conceptcomb/toy/inspect_tasks.py@toy_echo_x3" in listed.stdout.split()
+    site = install(root, tmp_path / "wheel")[1]
+    registry = run(root, sys.executable, "-c", INSPECT_FINDS, path=site)
+    assert registry.returncode == 0, registry.stderr[-3000:]
+    tasks = json.loads(registry.stdout.strip().splitlines()[-1])
+    assert tasks["conceptcomb/toy_echo_x3"] == "Toy: repeat a word 3 times."
+    assert "conceptcomb/toy_echo" in tasks and "conceptcomb/ccpt_pi_emergent" in tasks
+    ran = run(root, "inspect", "eval", "conceptcomb/toy_echo_x3", "--model", "mockllm/model",
+              "--log-dir", "variant_logs", path=site)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr[-3000:]
