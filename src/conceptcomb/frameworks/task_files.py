@@ -46,7 +46,7 @@ class TaskStub:
     doc: str
     builder: Callable[..., Any]
     options: type | None = None
-    params: tuple[str, ...] = ()  # 'data_dir: str | None = None', ...
+    params: tuple[str, ...] = ()  # 'data_dir: str | None = None', ... (no comma inside one)
     named: bool = True
     registered_as: str | None = None
 
@@ -80,14 +80,15 @@ class InspectTasks:
     extras: tuple[TaskStub, ...] = ()
 
     def render(self) -> str:
-        stubs = [*self.extras, *self.stubs()]
+        per_spec = self.stubs()
+        stubs = [*self.extras, *per_spec]
         names = [stub.name for stub in stubs]
         if len(set(names)) != len(names):
             raise ValueError(f"two Inspect tasks of one name: {sorted(names)}")
         functions = ["\n\n".join(stub.render() for stub in self.extras)] if self.extras else []
         functions.append(
             "# One @task per task name, each a call into a builder of `inspect_adapter`.\n\n\n"
-            + "\n\n".join(stub.render() for stub in self.stubs())
+            + "\n\n".join(stub.render() for stub in per_spec)
         )
         tasks = "".join(f'    "{name}": {name},\n' for name in names)
         return (
