@@ -41,6 +41,5 @@ def toy_task(name: str) -> Task:
 
 # The generated `conceptcomb.toy.inspect_tasks`: its docstring and a @task function per spec.
 INSPECT = InspectTasks(
-    "The toy's Inspect tasks: ``inspect eval conceptcomb/toy_echo``.",
     lambda: [TaskStub(spec.name, spec.describe() + ".", toy_task) for spec in all_specs()],
 )

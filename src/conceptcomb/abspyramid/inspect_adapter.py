@@ -1,4 +1,19 @@
-"""Inspect adapter for AbsPyramid: the task builders, datasets and scorers behind the
+"""Inspect adapter for AbsPyramid: ``inspect eval conceptcomb/abspyramid_det_noun`` and friends.
+
+Every task takes ``-T data_dir=...`` (a folder with the hub files), ``-T split=valid`` and
+``-T seed=N`` (the draw of the in-context demonstrations of ``_icl`` and ``_icl_cot``,
+default 0; the same seed shows an item the same demonstrations as lm-eval's ``--metadata``).
+
+The log-likelihood detection tasks need the probability of "Yes" against "No". Inspect has
+no log-likelihood call that most providers serve, so they ask for one token with
+``logprobs`` and read P(Yes) from the first token's top 20 alternatives (providers that
+return logprobs: OpenAI, vLLM and other OpenAI-compatible servers, Inspect's ``hf``, ...).
+With ``--apply_chat_template`` and single-token answers lm-eval scores the same token; it
+uses the full log-likelihoods, we the top alternatives, so the numbers agree closely, not
+exactly. A model that returns no logprobs stops the task with an error naming the
+generative alternatives (``_zs``, ``_icl``).
+
+This module holds the task builders, datasets and scorers behind the
 `@task` functions of `conceptcomb.abspyramid.inspect_tasks` (which hold only those functions
 and ``TASKS``, so that ``inspect list tasks`` finds every task by reading that file).
 That module is written from ``INSPECT`` at the end of this one, a stub per task spec, by
@@ -161,26 +176,8 @@ def abspyramid_task(
 
 # The parameters of every task's ``@task`` function (Inspect's ``-T`` options).
 PARAMS = ("data_dir: str | None = None", 'split: str = "test"', "seed: int = 0")
-# The docstring of the generated `conceptcomb.abspyramid.inspect_tasks`.
-TASKS_DOC = """\
-Inspect adapter for AbsPyramid: ``inspect eval conceptcomb/abspyramid_det_noun`` and friends.
-
-Every task takes ``-T data_dir=...`` (a folder with the hub files), ``-T split=valid`` and
-``-T seed=N`` (the draw of the in-context demonstrations of ``_icl`` and ``_icl_cot``,
-default 0; the same seed shows an item the same demonstrations as lm-eval's ``--metadata``).
-
-The log-likelihood detection tasks need the probability of "Yes" against "No". Inspect has
-no log-likelihood call that most providers serve, so they ask for one token with
-``logprobs`` and read P(Yes) from the first token's top 20 alternatives (providers that
-return logprobs: OpenAI, vLLM and other OpenAI-compatible servers, Inspect's ``hf``, ...).
-With ``--apply_chat_template`` and single-token answers lm-eval scores the same token; it
-uses the full log-likelihoods, we the top alternatives, so the numbers agree closely, not
-exactly. A model that returns no logprobs stops the task with an error naming the
-generative alternatives (``_zs``, ``_icl``).
-"""
 # `conceptcomb.abspyramid.inspect_tasks`: written by `python -m conceptcomb.frameworks.task_files`.
 INSPECT = InspectTasks(
-    TASKS_DOC,
     lambda: [
         TaskStub(spec.name, spec.describe() + ".", abspyramid_task, params=PARAMS)
         for spec in all_specs()

@@ -1,4 +1,18 @@
-"""Inspect adapter for CCPT: the task builders, datasets and scorers behind the
+"""Inspect adapter for CCPT: ``inspect eval conceptcomb/ccpt_pi_emergent`` and friends.
+
+Every task takes ``-T data_dir=...`` and the judge options
+(`conceptcomb.frameworks.inspect_tasks.JudgeOptions`: ``-T judge=local`` ...), which
+describe the judge, an Inspect model in the ``grader`` role (`conceptcomb.scorers.
+inspect_judge`); ``--model-role grader=MODEL`` names any Inspect model instead. ``-T
+npc_modifier=surface`` judges a noun phrase completion's modifier as written instead of
+its lemma (the paper's rule, `conceptcomb.ccpt.modifiers`); other tasks accept and ignore it.
+
+The paper's methods (`sa_task`, `oracle_task`): ``ccpt_<kind>_sa_llm`` / ``_sa_conceptnet`` /
+``_sa_both`` / ``_sa_conceptnet_nofilter`` take ``-T sa_iterations=5 -T sa_epsilon=0.1
+-T sa_seed=0 -T sa_graph=ccpt|cn100k|ccpt+cn100k``; ``ccpt_<kind>_oracle`` takes
+``-T oracle_n=5``.
+
+This module holds the task builders, datasets and scorers behind the
 `@task` functions of `conceptcomb.ccpt.inspect_tasks` (which hold only those functions
 and ``TASKS``, so that ``inspect list tasks`` finds every task by reading that file).
 That module is written from ``INSPECT`` at the end of this one, a stub per task spec, by
@@ -212,21 +226,5 @@ def _stub(spec: CcptTaskSpec) -> TaskStub:
     return TaskStub(spec.name, spec.describe() + ".", ccpt_task, CcptOptions)
 
 
-# The docstring of the generated `conceptcomb.ccpt.inspect_tasks`.
-TASKS_DOC = """\
-Inspect adapter for CCPT: ``inspect eval conceptcomb/ccpt_pi_emergent`` and friends.
-
-Every task takes ``-T data_dir=...`` and the judge options
-(`conceptcomb.frameworks.inspect_tasks.JudgeOptions`: ``-T judge=local`` ...), which
-describe the judge, an Inspect model in the ``grader`` role (`conceptcomb.scorers.
-inspect_judge`); ``--model-role grader=MODEL`` names any Inspect model instead. ``-T
-npc_modifier=surface`` judges a noun phrase completion's modifier as written instead of
-its lemma (the paper's rule, `conceptcomb.ccpt.modifiers`); other tasks accept and ignore it.
-
-The paper's methods (`sa_task`, `oracle_task`): ``ccpt_<kind>_sa_llm`` / ``_sa_conceptnet`` /
-``_sa_both`` / ``_sa_conceptnet_nofilter`` take ``-T sa_iterations=5 -T sa_epsilon=0.1
--T sa_seed=0 -T sa_graph=ccpt|cn100k|ccpt+cn100k``; ``ccpt_<kind>_oracle`` takes
-``-T oracle_n=5``.
-"""
 # `conceptcomb.ccpt.inspect_tasks`: written by `python -m conceptcomb.frameworks.task_files`.
-INSPECT = InspectTasks(TASKS_DOC, lambda: [_stub(s) for s in [*all_specs(), *method_specs()]])
+INSPECT = InspectTasks(lambda: [_stub(s) for s in [*all_specs(), *method_specs()]])

@@ -1,4 +1,25 @@
-"""Inspect adapter for CGGC: the task builders, datasets and scorers behind the
+"""Inspect adapter for CGGC.
+
+``inspect eval conceptcomb/cggc -T setting=ood -T order=easy_to_hard`` (options: setting
+id|ood, order random|easy_to_hard|hard_to_easy, structure A|B|C, k, packaging 1&3|2&2,
+test_type A|B|C, prompt_style paper|script, seed, data_dir, spice_jars), and the lm-eval
+names as fixed tasks (``conceptcomb/cggc_ood_easy2hard`` ...).
+
+Each sample's input is the instruction (system message) and the item; the shared
+few-shot solver (`conceptcomb.frameworks.inspect_fewshot`, with CGGC's rule and the shared
+order) puts the demonstrations between them as user blocks answered by their sentences,
+the chat the lm-eval multi-turn rendering gives. Every reply is scored by
+`conceptcomb.cggc.scoring`, as in lm-eval; the corpus
+metrics (BLEU, METEOR, CIDEr, SPICE) are computed over all samples from the (prediction,
+reference) record each score carries.
+
+``conceptcomb/cggc_id_verified`` and ``cggc_ood_verified`` add relation verification by a
+judge (section 5.3; `conceptcomb.cggc.verification`): the judge options
+(`conceptcomb.frameworks.inspect_tasks.JudgeOptions`: ``-T judge=...``, or ``--model-role
+grader=MODEL``), ``verified_share``, ``verifier_failures`` and every metric again on the
+verified items (``<metric>_verified``).
+
+This module holds the task builders, datasets and scorers behind the
 `@task` functions of `conceptcomb.cggc.inspect_tasks` (which hold only those functions
 and ``TASKS``, so that ``inspect list tasks`` finds every task by reading that file).
 That module is written from ``INSPECT`` at the end of this one, a stub per task spec, by
@@ -279,29 +300,6 @@ def _stub(spec: CggcTaskSpec) -> TaskStub:
     return TaskStub(spec.name, spec.describe() + ".", named_task, CggcOptions)
 
 
-# The docstring of the generated `conceptcomb.cggc.inspect_tasks`.
-TASKS_DOC = """\
-Inspect adapter for CGGC.
-
-``inspect eval conceptcomb/cggc -T setting=ood -T order=easy_to_hard`` (options: setting
-id|ood, order random|easy_to_hard|hard_to_easy, structure A|B|C, k, packaging 1&3|2&2,
-test_type A|B|C, prompt_style paper|script, seed, data_dir, spice_jars), and the lm-eval
-names as fixed tasks (``conceptcomb/cggc_ood_easy2hard`` ...).
-
-Each sample's input is the instruction (system message) and the item; the shared
-few-shot solver (`conceptcomb.frameworks.inspect_fewshot`, with CGGC's rule and the shared
-order) puts the demonstrations between them as user blocks answered by their sentences,
-the chat the lm-eval multi-turn rendering gives. Every reply is scored by
-`conceptcomb.cggc.scoring`, as in lm-eval; the corpus
-metrics (BLEU, METEOR, CIDEr, SPICE) are computed over all samples from the (prediction,
-reference) record each score carries.
-
-``conceptcomb/cggc_id_verified`` and ``cggc_ood_verified`` add relation verification by a
-judge (section 5.3; `conceptcomb.cggc.verification`): the judge options
-(`conceptcomb.frameworks.inspect_tasks.JudgeOptions`: ``-T judge=...``, or ``--model-role
-grader=MODEL``), ``verified_share``, ``verifier_failures`` and every metric again on the
-verified items (``<metric>_verified``).
-"""
 # The parametric task: no spec of its own, but a written-out @task as well (what ``inspect
 # list tasks`` reads).
 ANY_TASK = TaskStub(
@@ -314,6 +312,4 @@ ANY_TASK = TaskStub(
     registered_as="cggc",
 )
 # `conceptcomb.cggc.inspect_tasks`: written by `python -m conceptcomb.frameworks.task_files`.
-INSPECT = InspectTasks(
-    TASKS_DOC, lambda: [_stub(s) for s in [*all_specs(), *verified_specs()]], (ANY_TASK,)
-)
+INSPECT = InspectTasks(lambda: [_stub(s) for s in [*all_specs(), *verified_specs()]], (ANY_TASK,))

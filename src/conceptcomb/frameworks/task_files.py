@@ -11,8 +11,8 @@ The lm-eval side is each benchmark's ``lm_eval_yaml.declaration()`` (rendered by
 written out, one ``@task`` function per task, rather than registered in a loop: ``inspect
 list tasks`` reads the ``@task`` functions of the source files without importing them, so
 a task registered in a loop would run but not be listed. A benchmark declares the module in
-its ``inspect_adapter`` as ``INSPECT = InspectTasks(doc, stubs)``: the module docstring and
-a `TaskStub` per task (function name, docstring, signature, the builder it calls).
+its ``inspect_adapter`` as ``INSPECT = InspectTasks(stubs)``: a `TaskStub` per task
+(function name, docstring, signature, the builder it calls).
 """
 
 from __future__ import annotations
@@ -72,10 +72,10 @@ class TaskStub:
 
 @dataclass(frozen=True)
 class InspectTasks:
-    """A benchmark's ``inspect_tasks.py``: its docstring, ``extras`` (tasks without a spec,
-    written first) and ``stubs()``, one per spec in the order of ``TASKS``."""
+    """A benchmark's ``inspect_tasks.py``: ``stubs()``, one per spec in the order of
+    ``TASKS``, after ``extras`` (tasks without a spec). Its docstring points to the adapter
+    module, whose docstring says what a user needs (the ``-T`` options): one place for it."""
 
-    doc: str
     stubs: Callable[[], list[TaskStub]]
     extras: tuple[TaskStub, ...] = ()
 
@@ -85,6 +85,12 @@ class InspectTasks:
         names = [stub.name for stub in stubs]
         if len(set(names)) != len(names):
             raise ValueError(f"two Inspect tasks of one name: {sorted(names)}")
+        adapter = stubs[0].builder.__module__
+        doc = textwrap.fill(
+            f"The Inspect tasks of `{adapter.rpartition('.')[0]}`: one ``@task`` function per "
+            f"task, a call into a builder of `{adapter}` (its docstring: the ``-T`` options).",
+            LINE - 3,
+        )
         functions = ["\n\n".join(stub.render() for stub in self.extras)] if self.extras else []
         functions.append(
             "# One @task per task name, each a call into a builder of `inspect_adapter`.\n\n\n"
@@ -93,7 +99,7 @@ class InspectTasks:
         tasks = "".join(f'    "{name}": {name},\n' for name in names)
         return (
             # isort: one blank line between the imports and a comment, two before a def
-            f'{HEADER}"""{self.doc}"""\n\n{_imports(stubs)}\n'
+            f'{HEADER}"""{doc}"""\n\n{_imports(stubs)}\n'
             + ("\n" if self.extras else "")
             + "\n\n".join(functions)
             + "\n\n# Every task by name, in the order of the functions above.\n"

@@ -1,4 +1,10 @@
-"""Inspect adapter for McRae: the task builders, datasets and scorers behind the
+"""Inspect adapter: ``inspect eval conceptcomb/mcrae_esslli44`` and ``conceptcomb/mcrae_all``.
+
+Options: ``-T data_dir=...``, ``-T tie_rule=norms_order|all_tied``,
+``-T senses=tagged|all``. Each sample is one concept; the scorer returns the concept's
+metrics and Inspect's ``mean()`` averages them over concepts, as lm-eval does.
+
+This module holds the task builders, datasets and scorers behind the
 `@task` functions of `conceptcomb.mcrae.inspect_tasks` (which hold only those functions
 and ``TASKS``, so that ``inspect list tasks`` finds every task by reading that file).
 That module is written from ``INSPECT`` at the end of this one, a stub per task spec, by
@@ -77,17 +83,8 @@ def mcrae_task(
 
 # The parameters of every task's ``@task`` function (Inspect's ``-T`` options).
 PARAMS = ("data_dir: str | None = None", "tie_rule: str | None = None", "senses: str | None = None")
-# The docstring of the generated `conceptcomb.mcrae.inspect_tasks`.
-TASKS_DOC = """\
-Inspect adapter: ``inspect eval conceptcomb/mcrae_esslli44`` and ``conceptcomb/mcrae_all``.
-
-Options: ``-T data_dir=...``, ``-T tie_rule=norms_order|all_tied``,
-``-T senses=tagged|all``. Each sample is one concept; the scorer returns the concept's
-metrics and Inspect's ``mean()`` averages them over concepts, as lm-eval does.
-"""
 # `conceptcomb.mcrae.inspect_tasks`: written by `python -m conceptcomb.frameworks.task_files`.
 INSPECT = InspectTasks(
-    TASKS_DOC,
     lambda: [
         TaskStub(spec.name, spec.describe() + ".", mcrae_task, params=PARAMS)
         for spec in all_specs()
