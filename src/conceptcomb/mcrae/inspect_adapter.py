@@ -1,6 +1,5 @@
-"""Inspect adapter for McRae: the task builders, datasets and scorers behind the
-`@task` functions of `conceptcomb.mcrae.inspect_tasks` (which hold only those functions
-and ``TASKS``, so that ``inspect list tasks`` finds every task by reading that file)."""
+"""Inspect adapter for McRae: the builders, datasets and scorers its `@task` functions call
+(`conceptcomb.mcrae.inspect_tasks`, the file ``inspect list tasks`` reads)."""
 
 from __future__ import annotations
 
