@@ -21,11 +21,5 @@ def datasets() -> dict[str, Any]:
     return {ABSPYRAMID_DATASET.key: ABSPYRAMID_DATASET}
 
 
-def evidence() -> Any:
-    from conceptcomb.abspyramid.evidence import AbspyramidEvidence
-
-    return AbspyramidEvidence()
-
-
 # Title, paper, version, tasks and data: the card, eval.yaml beside this file.
 BENCHMARK = Benchmark(key="abspyramid")

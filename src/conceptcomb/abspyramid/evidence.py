@@ -365,3 +365,8 @@ def _generation_metrics(pairs: list) -> Recomputed:
             results[name] = _mean([row[name] for row in rows])
     results[m.EMPTY_PREDICTIONS] = (sum(row[m.EMPTY_PREDICTIONS] for row in rows), None)
     return Recomputed(_finite(results), dict(skipped))
+
+
+# What the contract reads (`conceptcomb.common.contract.Benchmark.evidence`): the class
+# whose instance checks this benchmark's items in bundles.
+EVIDENCE = AbspyramidEvidence

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conceptcomb.common.errors import UnknownTaskError
-from conceptcomb.common.evalcard import load_card
+from conceptcomb.common.evalcard import version_reader
 from conceptcomb.common.lookup import find_named
 
 RELATIONS = ("noun", "verb", "event", "all")
@@ -46,10 +46,7 @@ ICL_SHOTS = 10
 GROUP_NAME = "abspyramid"
 
 
-def task_version() -> str:
-    """Every task's version: the card's (``eval.yaml``), read at each use; the README's
-    Changelog lists each change."""
-    return load_card(__package__ or "conceptcomb.abspyramid").version
+task_version = version_reader("conceptcomb.abspyramid")
 
 
 @dataclass(frozen=True)

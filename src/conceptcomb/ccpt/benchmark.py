@@ -1,4 +1,4 @@
-"""CCPT as the package sees it: its tasks, data, tables, templates, rescoring, evidence."""
+"""CCPT as the package sees it: its tasks, data, rescoring and what the judge scores."""
 
 from __future__ import annotations
 
@@ -58,12 +58,6 @@ def rescore(
 def judged(task: str) -> bool:
     """Property-type prediction is scored against the gold type; the rest by the judge."""
     return not task.startswith("ccpt_tp")
-
-
-def evidence() -> Any:
-    from conceptcomb.ccpt.evidence import CcptEvidence
-
-    return CcptEvidence()
 
 
 # Title, paper, version, tasks and data: the card, eval.yaml beside this file.

@@ -263,3 +263,8 @@ def _check_scores(evidence: dict[str, Any], metrics: dict[str, float] | None, wh
         f"the per-item scores stored ({_scores_text(stored, differ)}) are not those "
         f"{what} give ({_scores_text(computed, differ)})"
     ]
+
+
+# What the contract reads (`conceptcomb.common.contract.Benchmark.evidence`): the class
+# whose instance checks this benchmark's items in bundles.
+EVIDENCE = CcptEvidence

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conceptcomb.common.errors import UnknownTaskError
-from conceptcomb.common.evalcard import load_card
+from conceptcomb.common.evalcard import load_card, version_reader
 from conceptcomb.common.lookup import find_named
 
 PI_EMERGENT = "pi_emergent"
@@ -55,10 +55,7 @@ METHOD_TITLES = {
 }
 
 
-def task_version() -> str:
-    """Every task's version: the card's (``eval.yaml``), read at each use; the README's
-    Changelog lists each change."""
-    return load_card(__package__ or "conceptcomb.ccpt").version
+task_version = version_reader("conceptcomb.ccpt")
 
 
 def headline_metric(task: str) -> str:

@@ -86,11 +86,5 @@ def judged(task: str) -> bool:
     return task in {spec.name for spec in verified_specs()} - {s.name for s in all_specs()}
 
 
-def evidence() -> Any:
-    from conceptcomb.cggc.evidence import CggcEvidence
-
-    return CggcEvidence()
-
-
 # Title, paper, version, tasks and data: the card, eval.yaml beside this file.
 BENCHMARK = Benchmark(key="cggc")

@@ -291,3 +291,8 @@ def _check_scores(stored: Any, expected: dict[str, float]) -> list[str]:
                 f"{expected.get(name)}"
             )
     return problems
+
+
+# What the contract reads (`conceptcomb.common.contract.Benchmark.evidence`): the class
+# whose instance checks this benchmark's items in bundles.
+EVIDENCE = CggcEvidence

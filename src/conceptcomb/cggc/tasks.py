@@ -33,7 +33,7 @@ from conceptcomb.cggc.demos import (
 from conceptcomb.cggc.graphs import STRUCTURE_TYPES
 from conceptcomb.cggc.prompts import PromptStyle, style_named
 from conceptcomb.common.errors import ConfigError
-from conceptcomb.common.evalcard import load_card
+from conceptcomb.common.evalcard import version_reader
 from conceptcomb.common.lookup import find_named
 
 GROUP_NAME = "cggc"
@@ -41,10 +41,7 @@ TABLE6_GROUP, FIG4_GROUP = "cggc_table6", "cggc_fig4"  # lm-eval groups of those
 DEFAULT_K = 4
 
 
-def task_version() -> str:
-    """Every task's version: the card's (``eval.yaml``), read at each use; the README's
-    Changelog lists each change."""
-    return load_card(__package__ or "conceptcomb.cggc").version
+task_version = version_reader("conceptcomb.cggc")
 
 
 @dataclass(frozen=True)

@@ -83,9 +83,10 @@ class Benchmark:
       PinnedDataset | HubDataset}``, its pinned sources (``conceptcomb data fetch KEY``);
       and, where it has them: ``rescore(task, predictions, judge_settings, samples_output,
       options) -> ScoreReport`` (``conceptcomb score``), ``judged(task) -> bool`` (an LLM
-      judge scores it: a bundle records the judge), ``evidence() -> EvidenceAdapter``
-      (per-item checks of bundles), ``local_data_records(data_dir) -> [record]`` (data
-      the user built, for bundles);
+      judge scores it: a bundle records the judge), ``local_data_records(data_dir) ->
+      [record]`` (data the user built, for bundles);
+    * ``evidence.py``, where bundles' items can be checked again: ``EVIDENCE``, the class
+      (an `EvidenceAdapter`) whose instance puts each item in a bundle and checks it;
     * ``tables.py``: ``tables(runs) -> [Table]`` in the papers' layouts (our rows, then the
       papers'), ``plots() -> {table key: [PlotSpec]}``;
     * ``published.py``: ``published() -> [PublishedRow]``, the papers' rows;
@@ -129,6 +130,10 @@ class Benchmark:
     def _module(self, name: str) -> Any:
         return importlib.import_module(f"{self._package}.{name}")
 
+    def _has(self, name: str) -> bool:
+        """Whether the folder has the module ``name`` (without importing it)."""
+        return importlib.util.find_spec(f"{self._package}.{name}") is not None
+
     def _optional(self, name: str) -> Any:
         """A function ``benchmark.py`` may define (None where it does not)."""
         return getattr(self._module("benchmark"), name, None)
@@ -157,7 +162,9 @@ class Benchmark:
 
     @property
     def evidence(self) -> Callable[[], EvidenceAdapter] | None:
-        return self._optional("evidence")
+        """``evidence.py``'s ``EVIDENCE``, where the folder has one (else its bundles' rows
+        stay unverified)."""
+        return self._module("evidence").EVIDENCE if self._has("evidence") else None
 
     @property
     def local_data_records(self) -> Callable[[str | None], list[dict[str, Any]]] | None:
@@ -166,9 +173,7 @@ class Benchmark:
     @property
     def commands(self) -> Callable[[Any], None] | None:
         """``cli.py``'s ``add_commands``, where the folder has one."""
-        if importlib.util.find_spec(f"{self._package}.cli") is None:
-            return None
-        return self._module("cli").add_commands
+        return self._module("cli").add_commands if self._has("cli") else None
 
     def tables(self, runs: list[Run]) -> list[Table]:
         return self._module("tables").tables(runs)

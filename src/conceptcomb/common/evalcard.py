@@ -13,6 +13,7 @@ fails when a card and the code disagree (task names and metrics, test-set sizes,
 from __future__ import annotations
 
 import importlib.resources
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -94,6 +95,17 @@ def load_card(package: str) -> EvalCard:
             "benchmark folder holds an eval.yaml (docs/layout.md)"
         ) from err
     return parse_card(text, path)
+
+
+def version_reader(package: str) -> Callable[[], str]:
+    """The ``task_version()`` of a benchmark: every task's version is its card's
+    (``eval.yaml``), read at each use, so an edited card needs no restart; the README's
+    Changelog lists each change."""
+
+    def task_version() -> str:
+        return load_card(package).version
+
+    return task_version
 
 
 def _yaml(text: str, path: Path) -> Any:

@@ -40,11 +40,5 @@ def rescore(
     return score_report(task, predictions)
 
 
-def evidence() -> Any:
-    from conceptcomb.mcrae.evidence import McraeEvidence
-
-    return McraeEvidence()
-
-
 # Title, paper, version, tasks and data: the card, eval.yaml beside this file.
 BENCHMARK = Benchmark(key="mcrae")

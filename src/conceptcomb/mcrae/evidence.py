@@ -200,3 +200,8 @@ def _check_scores(stored: Any, computed: dict[str, float]) -> list[str]:
 
 def _number(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+# What the contract reads (`conceptcomb.common.contract.Benchmark.evidence`): the class
+# whose instance checks this benchmark's items in bundles.
+EVIDENCE = McraeEvidence

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from conceptcomb.common.errors import UnknownTaskError
-from conceptcomb.common.evalcard import load_card
+from conceptcomb.common.evalcard import version_reader
 from conceptcomb.common.lookup import find_named
 
 ESSLLI44 = "esslli44"
@@ -20,10 +20,7 @@ CONCEPT_SETS = {
 }
 
 
-def task_version() -> str:
-    """Every task's version: the card's (``eval.yaml``), read at each use; the README's
-    Changelog lists each change."""
-    return load_card(__package__ or "conceptcomb.mcrae").version
+task_version = version_reader("conceptcomb.mcrae")
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,80 @@
+"""Each benchmark folder holds the contract modules at its top and its extras in named
+subfolders, every module named in its README's Files section (docs/layout.md, issue 34)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import conceptcomb
+from conceptcomb.benchmarks import REGISTRY
+
+PACKAGE = Path(conceptcomb.__file__).parent
+BENCHMARKS = [module.split(".")[1] for module in REGISTRY]
+# The modules every benchmark folder may hold at its top (docs/layout.md).
+CONTRACT = {
+    "__init__",
+    "benchmark",
+    "tasks",
+    "data",
+    "prompts",
+    "answers",
+    "docs",
+    "scoring",
+    "metrics",
+    "evidence",
+    "tables",
+    "published",
+    "templates",
+    "rescore",
+    "cli",
+    "lm_eval_hooks",
+    "lm_eval_yaml",
+    "inspect_adapter",
+    "inspect_tasks",
+}
+# A benchmark's own core beside them, each read by both frameworks' tasks (its README says
+# why); anything else belongs in a subfolder named for what it holds.
+CORE = {
+    "ccpt": {"modifiers"},  # the NPC modifier rule every NPC answer is read and judged with
+    # The demonstrations every task shows, the relations and graphs its items are made of,
+    # the _verified tasks' judge and its lm-eval hooks (a !function target of their YAML).
+    "cggc": {"demos", "relations", "graphs", "verification", "verify_hooks"},
+}
+
+
+def _files_section(benchmark: str) -> str:
+    readme = (PACKAGE / benchmark / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"^## Files\n(.*?)(?=^## )", readme, re.S | re.M)
+    assert found, f"{benchmark}/README.md: no '## Files' section"
+    return found.group(1)
+
+
+def _rooms(benchmark: str) -> list[Path]:
+    return sorted(p.parent for p in (PACKAGE / benchmark).glob("*/__init__.py"))
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_no_extra_at_the_top(benchmark: str) -> None:
+    top = {path.stem for path in (PACKAGE / benchmark).glob("*.py")}
+    extras = top - CONTRACT - CORE.get(benchmark, set())
+    assert not extras, f"{benchmark}/: {sorted(extras)} belong in a named subfolder"
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_the_readme_names_every_module(benchmark: str) -> None:
+    files = _files_section(benchmark)
+    modules = [p for p in (PACKAGE / benchmark).glob("*.py") if p.stem != "__init__"]
+    for room in _rooms(benchmark):
+        assert f"`{room.name}/`" in files, f"{benchmark}/README.md: room {room.name}/ unnamed"
+        modules += [p for p in room.glob("*.py") if p.stem != "__init__"]
+    unnamed = sorted(str(p.relative_to(PACKAGE)) for p in modules if f"`{p.name}`" not in files)
+    assert not unnamed, f"{benchmark}/README.md's Files section names none of {unnamed}"
+
+
+def test_the_rooms_are_found() -> None:
+    """The checks above see the subfolders (they would pass on none)."""
+    assert [room.name for room in _rooms("cggc")] == ["analysis", "dataset_build"]
+    assert {p.stem for p in (PACKAGE / "ccpt" / "methods").glob("*.py")} >= {"oracle"}
