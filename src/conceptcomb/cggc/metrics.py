@@ -231,8 +231,9 @@ def _meteor_scorer() -> Any:
 def start_meteor() -> None:
     """Start METEOR's JVM now, when the first reply is scored, so that it loads its tables
     (about 8 s) while the other items and metrics are scored, not after them. Nothing is
-    waited for here; without Java or pycocoevalcap, `meteor` says so when it is asked."""
-    if shutil.which("java") is None:
+    waited for here; without Java or pycocoevalcap, `meteor` says so when it is asked.
+    Not on the other ranks of a data-parallel lm-eval run: rank 0 alone aggregates."""
+    if shutil.which("java") is None or os.environ.get("RANK", "0") != "0":
         return
     with contextlib.suppress(ConfigError):
         _meteor_scorer()
