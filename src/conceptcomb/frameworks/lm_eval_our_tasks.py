@@ -54,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cli_evaluate()
     except SystemExit as stop:  # argparse and `lm_eval validate` end this way
+        if isinstance(stop.code, str):  # what Python would print had it ended the process
+            print(stop.code, file=sys.stderr, flush=True)
         return stop.code if isinstance(stop.code, int) else int(stop.code is not None)
     finally:
         lm_eval.tasks.TaskManager, sys.argv = given, saved_argv
