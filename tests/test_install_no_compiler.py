@@ -152,6 +152,29 @@ def test_demo_runs_the_hf_runner_on_the_converted_folder(monkeypatch, tmp_path: 
     assert f'"judge_model": "{tmp_path / "hf"}"' in command[command.index("--metadata") + 1]
 
 
+def test_the_conversions_reader_reads_what_ggufs_reader_reads(smollm2_gguf: Path) -> None:
+    """The conversion parses the GGUF through a plain array over its memory map (3x faster):
+    the same fields and tensors as gguf's own reader."""
+    import gguf
+    import numpy as np
+
+    from conceptcomb.smollm2 import _plain_array_reader
+
+    plain, original = (
+        _plain_array_reader(gguf.GGUFReader)(smollm2_gguf),
+        gguf.GGUFReader(smollm2_gguf),
+    )
+    assert type(plain.data) is np.ndarray and isinstance(original.data, np.memmap)
+    assert list(plain.fields) == list(original.fields)
+    for name, field in original.fields.items():
+        ours = plain.fields[name]
+        assert ours.types == field.types and ours.data == field.data, name
+        assert all(np.array_equal(a, b) for a, b in zip(ours.parts, field.parts, strict=True))
+    for ours, theirs in zip(plain.tensors, original.tensors, strict=True):
+        assert ours.name == theirs.name and ours.tensor_type == theirs.tensor_type
+        assert np.array_equal(ours.data, theirs.data), ours.name
+
+
 @pytest.mark.slow
 def test_converted_folder_gives_the_ggufs_logits(tmp_path: Path, smollm2_gguf: Path) -> None:
     import torch

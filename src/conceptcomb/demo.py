@@ -112,6 +112,11 @@ def show_demonstrations(out: Path) -> None:
 def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     program("lm_eval")  # before any model is converted or loaded
+    # torch's OpenMP threads spin while they wait: on a machine busy with other work that
+    # made the hf runner's generation ten times slower (and three times the CPU); passive
+    # waiting costs little when the machine is idle. Read when torch loads OpenMP, so set
+    # before the conversion imports it. A user's own setting wins.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     tasks, notes = available_tasks(args.data_dir)
     for note in notes:
         print(note, flush=True)
@@ -180,14 +185,16 @@ def program(name: str) -> str:
 
 
 def _run(command: list[str], commands: list[str]) -> int:
+    """Run the ``lm_eval`` command in this process (torch and transformers are imported
+    already: a second process would import them again), its task index holding our tasks
+    only instead of lm-eval's ~14,000 built-in ones (~16 s of a 1-minute demo;
+    `conceptcomb.frameworks.lm_eval_our_tasks`): the same command line, runner, outputs
+    and results as the printed ``lm_eval`` command."""
+    from conceptcomb.frameworks.lm_eval_our_tasks import main as lm_eval_main
+
     commands.append(shlex.join(command))
     print(f"Running: {commands[-1]}", flush=True)
-    # torch's OpenMP threads spin while they wait: on a machine busy with other work that
-    # made the hf runner's generation ten times slower (and three times the CPU); passive
-    # waiting costs little when the machine is idle. A user's own setting wins.
-    return subprocess.call(
-        [program(command[0]), *command[1:]], env={"OMP_WAIT_POLICY": "PASSIVE", **os.environ}
-    )
+    return lm_eval_main(command[1:])
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -85,7 +85,7 @@ def hf_folder(folder: Path | None = None) -> Path:
         ) from err
     print(
         f"conceptcomb: converting the packaged SmolLM2 GGUF to a transformers folder, once "
-        f"(about 20 s): {folder}",
+        f"(about 10 s): {folder}",
         file=sys.stderr,
         flush=True,
     )
@@ -133,11 +133,12 @@ def _gguf_read_once() -> Iterator[None]:
         yield
         return
     readers: dict[tuple[str, str], Any] = {}
+    plain_reader = _plain_array_reader(reader)
 
     def read(path: str | os.PathLike[str], mode: str = "r") -> Any:
         key = (str(path), mode)
         if key not in readers:
-            readers[key] = reader(path, mode)
+            readers[key] = plain_reader(path, mode)
         return readers[key]
 
     gguf.GGUFReader, gguf.get_tensor_name_map = read, functools.lru_cache(maxsize=None)(name_map)
@@ -145,6 +146,29 @@ def _gguf_read_once() -> Iterator[None]:
         yield
     finally:
         gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map
+
+
+def _plain_array_reader(reader: type) -> type:
+    """``reader`` parsing the file through a plain ndarray over its memory map.
+
+    The reader slices its ``np.memmap`` once per field part (about 150,000 parts: the
+    vocabulary and merges), and every memmap slice runs numpy's Python-level
+    ``memmap.__getitem__``/``__array_finalize__``: three quarters of the parse. A plain
+    ndarray view of the same mapping gives the same bytes, fields and tensors with C-level
+    slicing (measured: 4.4 s -> 1.4 s). The reader sets ``self.data`` once, in ``__init__``.
+    """
+    import numpy as np
+
+    class PlainArrayReader(reader):  # type: ignore[misc, valid-type]
+        @property
+        def data(self) -> Any:
+            return self._plain_data
+
+        @data.setter
+        def data(self, mapped: Any) -> None:
+            self._plain_data = mapped.view(np.ndarray)
+
+    return PlainArrayReader
 
 
 def _is_converted(folder: Path, stamp: dict[str, object]) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import shutil
 from pathlib import Path
 
 import pytest
@@ -29,3 +30,24 @@ def test_spice_jar_option_reaches_the_lm_eval_aggregation(
     assert "spice_jars" not in plain  # no option, docs as before; SPICE reported unavailable
     spice_value = lm_eval_hooks.process_results(plain, ["x"])["spice"]
     assert math.isnan(lm_eval_hooks.agg_spice([spice_value]))
+
+
+def test_the_first_scored_reply_starts_meteors_jvm(
+    built_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """METEOR's jar loads its tables for seconds: started with the first reply, it loads
+    while the other items are scored, not when the corpus score is asked."""
+    if shutil.which("java") is None:
+        pytest.skip("no java here: METEOR is reported unavailable instead")
+    metrics._meteor_scorer.cache_clear()
+    doc = lm_eval_hooks.load_dataset("cggc_ood", data_dir=str(built_dir))["test"][0]
+    monkeypatch.setenv("RANK", "1")  # lm-eval's other ranks never aggregate: no JVM there
+    score_doc(doc, " A dog wags its tail.")
+    assert metrics._meteor_scorer.cache_info().currsize == 0
+    monkeypatch.setenv("RANK", "0")
+    scored = score_doc(doc, " A dog wags its tail.")
+    assert metrics._meteor_scorer.cache_info().currsize == 1
+    jvm = metrics._meteor_scorer().meteor_p
+    assert jvm.poll() is None  # running, and the one the corpus score then uses
+    assert 0.0 <= metrics.meteor([scored.scored]) <= 100.0
+    assert metrics._meteor_scorer().meteor_p is jvm

@@ -17,6 +17,7 @@ not say; CommonGen pools all references of a concept set).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import logging
 import math
@@ -225,6 +226,17 @@ def meteor(records: Sequence[Scored]) -> float:
 def _meteor_scorer() -> Any:
     """One METEOR JVM per process (starting one loads its paraphrase tables: seconds)."""
     return _pycocoevalcap("meteor.meteor").Meteor()
+
+
+def start_meteor() -> None:
+    """Start METEOR's JVM now, when the first reply is scored, so that it loads its tables
+    (about 8 s) while the other items and metrics are scored, not after them. Nothing is
+    waited for here; without Java or pycocoevalcap, `meteor` says so when it is asked.
+    Not on the other ranks of a data-parallel lm-eval run: rank 0 alone aggregates."""
+    if shutil.which("java") is None or os.environ.get("RANK", "0") != "0":
+        return
+    with contextlib.suppress(ConfigError):
+        _meteor_scorer()
 
 
 def cider(records: Sequence[Scored]) -> float:

@@ -42,6 +42,7 @@ def prediction_of(doc: Mapping[str, Any], reply: str) -> str:
 def score_doc(doc: Mapping[str, Any], reply: str) -> ScoredReply:
     """Score a reply to the item of ``doc`` (an lm-eval doc or an Inspect sample's metadata)."""
     prediction = prediction_of(doc, reply)
+    metrics.start_meteor()
     scored = Scored(str(doc["item_id"]), prediction, (str(doc["target"]),), tuple(doc["concepts"]))
     return ScoredReply(scored, metrics.item_metrics(scored))
 
