@@ -1,5 +1,8 @@
 """Inspect adapter for AbsPyramid: ``inspect eval conceptcomb/abspyramid_det_noun`` and friends.
 
+Here: builders, datasets, scorers; the `@task` functions: `conceptcomb.abspyramid.inspect_tasks`,
+written from ``INSPECT`` (below) by ``python -m conceptcomb.frameworks.task_files``.
+
 Every task takes ``-T data_dir=...`` (a folder with the hub files), ``-T split=valid`` and
 ``-T seed=N`` (the draw of the in-context demonstrations of ``_icl`` and ``_icl_cot``,
 default 0; the same seed shows an item the same demonstrations as lm-eval's ``--metadata``).
@@ -11,13 +14,7 @@ return logprobs: OpenAI, vLLM and other OpenAI-compatible servers, Inspect's ``h
 With ``--apply_chat_template`` and single-token answers lm-eval scores the same token; it
 uses the full log-likelihoods, we the top alternatives, so the numbers agree closely, not
 exactly. A model that returns no logprobs stops the task with an error naming the
-generative alternatives (``_zs``, ``_icl``).
-
-This module holds the task builders, datasets and scorers behind the
-`@task` functions of `conceptcomb.abspyramid.inspect_tasks` (which hold only those functions
-and ``TASKS``, so that ``inspect list tasks`` finds every task by reading that file).
-That module is written from ``INSPECT`` at the end of this one, a stub per task spec, by
-``python -m conceptcomb.frameworks.task_files``."""
+generative alternatives (``_zs``, ``_icl``)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
 """Inspect adapter for CCPT: ``inspect eval conceptcomb/ccpt_pi_emergent`` and friends.
 
+Here: builders, datasets, scorers; the `@task` functions: `conceptcomb.ccpt.inspect_tasks`,
+written from ``INSPECT`` (below) by ``python -m conceptcomb.frameworks.task_files``.
+
 Every task takes ``-T data_dir=...`` and the judge options
 (`conceptcomb.frameworks.inspect_tasks.JudgeOptions`: ``-T judge=local`` ...), which
 describe the judge, an Inspect model in the ``grader`` role (`conceptcomb.scorers.
@@ -10,13 +13,7 @@ its lemma (the paper's rule, `conceptcomb.ccpt.modifiers`); other tasks accept a
 The paper's methods (`sa_task`, `oracle_task`): ``ccpt_<kind>_sa_llm`` / ``_sa_conceptnet`` /
 ``_sa_both`` / ``_sa_conceptnet_nofilter`` take ``-T sa_iterations=5 -T sa_epsilon=0.1
 -T sa_seed=0 -T sa_graph=ccpt|cn100k|ccpt+cn100k``; ``ccpt_<kind>_oracle`` takes
-``-T oracle_n=5``.
-
-This module holds the task builders, datasets and scorers behind the
-`@task` functions of `conceptcomb.ccpt.inspect_tasks` (which hold only those functions
-and ``TASKS``, so that ``inspect list tasks`` finds every task by reading that file).
-That module is written from ``INSPECT`` at the end of this one, a stub per task spec, by
-``python -m conceptcomb.frameworks.task_files``."""
+``-T oracle_n=5``."""
 
 from __future__ import annotations
 

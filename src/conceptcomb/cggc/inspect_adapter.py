@@ -1,5 +1,8 @@
 """Inspect adapter for CGGC.
 
+Here: builders, datasets, scorers; the `@task` functions: `conceptcomb.cggc.inspect_tasks`,
+written from ``INSPECT`` (below) by ``python -m conceptcomb.frameworks.task_files``.
+
 ``inspect eval conceptcomb/cggc -T setting=ood -T order=easy_to_hard`` (options: setting
 id|ood, order random|easy_to_hard|hard_to_easy, structure A|B|C, k, packaging 1&3|2&2,
 test_type A|B|C, prompt_style paper|script, seed, data_dir, spice_jars), and the lm-eval
@@ -17,13 +20,7 @@ reference) record each score carries.
 judge (section 5.3; `conceptcomb.cggc.verification`): the judge options
 (`conceptcomb.frameworks.inspect_tasks.JudgeOptions`: ``-T judge=...``, or ``--model-role
 grader=MODEL``), ``verified_share``, ``verifier_failures`` and every metric again on the
-verified items (``<metric>_verified``).
-
-This module holds the task builders, datasets and scorers behind the
-`@task` functions of `conceptcomb.cggc.inspect_tasks` (which hold only those functions
-and ``TASKS``, so that ``inspect list tasks`` finds every task by reading that file).
-That module is written from ``INSPECT`` at the end of this one, a stub per task spec, by
-``python -m conceptcomb.frameworks.task_files``."""
+verified items (``<metric>_verified``)."""
 
 from __future__ import annotations
 

@@ -93,7 +93,8 @@ class Benchmark:
     * ``templates.py``: ``templates() -> {name: text}``, every prompt its tasks send,
       rendered on placeholders, and ``judge_templates()`` if it has a judge (a bundle
       records their sha256);
-    * ``inspect_tasks.py``: one ``@task`` function per task name;
+    * ``inspect_tasks.py``: one ``@task`` function per task name, generated from
+      ``inspect_adapter.INSPECT`` by ``python -m conceptcomb.frameworks.task_files``;
     * ``lm_eval_yaml.py``: ``declaration()`` of its lm-eval YAML, written to ``task_yaml/``;
     * ``cli.py``, if it has commands of its own (``conceptcomb cggc build``):
       ``add_commands(subparsers)``.

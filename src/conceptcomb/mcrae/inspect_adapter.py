@@ -1,14 +1,11 @@
 """Inspect adapter: ``inspect eval conceptcomb/mcrae_esslli44`` and ``conceptcomb/mcrae_all``.
 
+Here: builders, datasets, scorers; the `@task` functions: `conceptcomb.mcrae.inspect_tasks`,
+written from ``INSPECT`` (below) by ``python -m conceptcomb.frameworks.task_files``.
+
 Options: ``-T data_dir=...``, ``-T tie_rule=norms_order|all_tied``,
 ``-T senses=tagged|all``. Each sample is one concept; the scorer returns the concept's
-metrics and Inspect's ``mean()`` averages them over concepts, as lm-eval does.
-
-This module holds the task builders, datasets and scorers behind the
-`@task` functions of `conceptcomb.mcrae.inspect_tasks` (which hold only those functions
-and ``TASKS``, so that ``inspect list tasks`` finds every task by reading that file).
-That module is written from ``INSPECT`` at the end of this one, a stub per task spec, by
-``python -m conceptcomb.frameworks.task_files``."""
+metrics and Inspect's ``mean()`` averages them over concepts, as lm-eval does."""
 
 from __future__ import annotations
 
