@@ -143,7 +143,10 @@ def run(args: argparse.Namespace) -> int:
             code = _run(command, commands)
     show_demonstrations(out)
     adapt = "; the server's port was a free one" if args.engine == "llama-cpp" else ""
-    print(f"\nCommands run (copy and adapt{adapt}):")
+    print(
+        f"\nCommands run (copy and adapt{adapt}; the demo ran lm_eval in its own process, "
+        "indexing conceptcomb's tasks only: the same results, without lm-eval's ~16 s index):"
+    )
     for line in commands:
         print(f"  {line}")
     print(
