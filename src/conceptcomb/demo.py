@@ -190,7 +190,7 @@ def program(name: str) -> str:
 def _run(command: list[str], commands: list[str]) -> int:
     """Run the ``lm_eval`` command in this process (torch and transformers are imported
     already: a second process would import them again), its task index holding our tasks
-    only instead of lm-eval's ~14,000 built-in ones (~16 s of a 1-minute demo;
+    only instead of lm-eval's ~14,000 built-in ones (~16 s a run on 2 cores;
     `conceptcomb.frameworks.lm_eval_our_tasks`): the same command line, runner, outputs
     and results as the printed ``lm_eval`` command."""
     from conceptcomb.frameworks.lm_eval_our_tasks import main as lm_eval_main
