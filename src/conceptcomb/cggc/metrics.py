@@ -233,10 +233,16 @@ def start_meteor() -> None:
     (about 8 s) while the other items and metrics are scored, not after them. Nothing is
     waited for here; without Java or pycocoevalcap, `meteor` says so when it is asked.
     Not on the other ranks of a data-parallel lm-eval run: rank 0 alone aggregates."""
-    if shutil.which("java") is None or os.environ.get("RANK", "0") != "0":
+    if os.environ.get("RANK", "0") != "0" or not _java_found():
         return
     with contextlib.suppress(ConfigError):
         _meteor_scorer()
+
+
+@lru_cache(maxsize=1)
+def _java_found() -> bool:
+    """Looked up once: `start_meteor` runs for every scored reply (a PATH search each)."""
+    return shutil.which("java") is not None
 
 
 def cider(records: Sequence[Scored]) -> float:
