@@ -17,7 +17,10 @@ converted once to a transformers folder), in ``--dtype`` (bfloat16), it runs:
   (``judge=local``, the same model);
 * the local judge alone (`conceptcomb.scorers.rating.rate_prompts`, the lm-eval filter's
   path, no cache), asked the same questions on the CPU (float32) and on the GPU (``--dtype``),
-  one at a time and in batches.
+  one at a time and in batches;
+* CGGC's local relation verifier alone (`conceptcomb.scorers.verification.verify_prompts`,
+  the verification filter's path, no cache) likewise: one yes/no question per edge of the
+  reasoning graph of the shipped test items, each item's reference as the sentence.
 
 It prints per run the wall seconds of the command (start-up and model load included), the
 tokens generated (counted with the model's tokenizer from lm-eval's samples; Inspect's
@@ -27,6 +30,10 @@ the end of their output and the script goes on; the summary says which failed.
 
     python benchmarks/gpu_runs.py [--limit 128] [--batch-size 128] [--model DIR] [--data-dir DIR]
         [--max-tokens N] [--judge-questions 512] [--repeats 1] [--only frameworks|judge]
+        [--judge-first]
+
+``--judge-first`` runs the judge and verifier part before the framework runs (on a lent
+machine with little time, the part that needs the GPU least goes last).
 
 ``--repeats N`` runs each framework run and each judge configuration N times, in alternating
 order; the fastest counts. ``--cpu-rehearsal`` runs the same steps on the CPU (float32, a
@@ -62,6 +69,7 @@ from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.local_judge import Placement, load_causal_lm
 from conceptcomb.scorers.rating import rate_prompts
 from conceptcomb.scorers.relevance import relevance_prompt
+from conceptcomb.scorers.verification import verify_prompts
 
 BIN = Path(sys.executable).parent
 REHEARSAL = "[CPU rehearsal: no GPU figure] "
@@ -272,10 +280,26 @@ def judge_questions(setup: Setup, count: int) -> list[str]:
     return list(prompts)
 
 
+def verifier_questions(count: int) -> list[str]:
+    """Distinct yes/no questions of CGGC's verifier on the shipped test items: one per edge
+    of each item's pruned graph, the item's reference as the sentence."""
+    from conceptcomb.cggc.data import load_dataset
+    from conceptcomb.cggc.verification import edge_questions
+
+    prompts: dict[str, None] = {}
+    for item in load_dataset().test:
+        for question in edge_questions(item, item.target):
+            prompts.setdefault(question.prompt)
+        if len(prompts) >= count:
+            break
+    return list(prompts)[:count]
+
+
 def time_judge(
-    setup: Setup, prompts: list[str], device: str, dtype: str, batch: int
+    setup: Setup, prompts: list[str], device: str, dtype: str, batch: int, verifier: bool = False
 ) -> tuple[float, dict[str, float]]:
-    """Seconds to rate ``prompts`` through the rating session (model loaded beforehand)."""
+    """Seconds to rate ``prompts`` through the rating session (model loaded beforehand):
+    the relevance judge's 1-10 ratings, or the verifier's yes (1.0) / no (0.0)."""
     settings = JudgeSettings.resolve(
         {
             "judge": "local",
@@ -288,9 +312,12 @@ def time_judge(
     )
     load_causal_lm(setup.model, Placement(device, dtype))
     start = time.perf_counter()
-    replies, usage, _ = rate_prompts(
-        settings, prompts, description=f"judge {device} {dtype} x{batch}"
-    )
+    if verifier:
+        replies, usage = verify_prompts(settings, prompts)
+    else:
+        replies, usage, _ = rate_prompts(
+            settings, prompts, description=f"judge {device} {dtype} x{batch}"
+        )
     seconds = time.perf_counter() - start
     if usage.failures:
         raise SystemExit(f"the local judge failed {usage.failures} questions: {usage.last_error}")
@@ -298,28 +325,38 @@ def time_judge(
 
 
 def judge_runs(
-    setup: Setup, results: Results, counts: tuple[int, int], cpu_batch: int, repeats: int
+    setup: Setup,
+    results: Results,
+    counts: tuple[int, int],
+    cpu_batch: int,
+    repeats: int,
+    verifier: bool = False,
 ) -> None:
-    """The local judge on the CPU (float32) and on the GPU, one at a time and batched, each
-    ``repeats`` times in alternating order; the fastest counts."""
+    """The local judge (or CGGC's local verifier) on the CPU (float32) and on the GPU, one
+    at a time and batched, each ``repeats`` times in alternating order; the fastest counts."""
     questions, cpu_questions = counts
-    prompts = judge_questions(setup, max(questions, cpu_questions))
+    wanted = max(questions, cpu_questions)
+    prompts = verifier_questions(wanted) if verifier else judge_questions(setup, wanted)
     on_cpu = prompts[:cpu_questions]
     configs = [("cpu", "float32", 1, on_cpu), ("cpu", "float32", cpu_batch, on_cpu)]
     if not setup.rehearsal:
         configs += [(setup.device, setup.dtype, 1, prompts[: min(64, len(prompts))]),
                     (setup.device, setup.dtype, setup.batch_size, prompts)]  # fmt: skip
+    kind = "local verifier" if verifier else "local judge"
+    # Verdicts are 1/0: the share that differ says more than the largest difference.
+    compare = "verdicts that differ" if verifier else "largest rating difference"
     reference: dict[str, float] = {}
     for repeat in range(repeats):
         for device, dtype, batch, asked in configs[:: 1 if repeat % 2 == 0 else -1]:
-            seconds, ratings = time_judge(setup, asked, device, dtype, batch)
-            name = f"local judge {device} {dtype} batch {batch}"
+            seconds, ratings = time_judge(setup, asked, device, dtype, batch, verifier)
+            name = f"{kind} {device} {dtype} batch {batch}"
             if device == "cpu" and batch == 1:
                 reference = reference or ratings
             common = [p for p in asked if p in reference]
+            gaps = [abs(ratings[p] - reference[p]) for p in common]
+            gap = f"{sum(g > 0 for g in gaps)}" if verifier else f"{max(gaps, default=0):.5f}"
             agree = (
-                f"; largest rating difference from the CPU float32 one-at-a-time run: "
-                f"{max(abs(ratings[p] - reference[p]) for p in common):.5f} over "
+                f"; {compare} from the CPU float32 one-at-a-time run: {gap} over "
                 f"{len(common)} questions"
                 if common and not (device == "cpu" and batch == 1)
                 else ""
@@ -361,6 +398,7 @@ def _version(name: str) -> str:
 
 def commit() -> str:
     here = Path(__file__).resolve().parents[1]
+    done, dirty = None, ""
     try:
         git = ["git", "-C", str(here)]
         done = subprocess.run([*git, "rev-parse", "--short", "HEAD"],
@@ -369,8 +407,12 @@ def commit() -> str:
                                  capture_output=True, text=True, timeout=30)  # fmt: skip
         dirty = changes.stdout.strip()
     except OSError:
-        return "unknown (no git)"
-    head = done.stdout.strip() or "unknown (not a checkout)"
+        pass
+    # A copy of the tree without .git (a lent GPU machine) names its commit in GPU_RUNS_COMMIT.
+    named = os.environ.get("GPU_RUNS_COMMIT")
+    if done is None or not done.stdout.strip():
+        return f"{named} (GPU_RUNS_COMMIT)" if named else "unknown (not a checkout)"
+    head = done.stdout.strip()
     return head + (" with local changes" if dirty else "")
 
 
@@ -390,26 +432,26 @@ def report(setup: Setup, results: Results, runners: list[str]) -> None:
                 f"{ratio:.2f}{speed}"
             )
             parts.append(f"{framework} {runner} plugin/bare {ratio:.2f}")
-    cpu_one = results.runs.get("local judge cpu float32 batch 1")
-    for name, run in results.runs.items():
-        if (
-            name.startswith("local judge")
-            and run.judge_questions
-            and cpu_one
-            and run is not cpu_one
-        ):
-            rate, base = (
-                run.judge_questions / run.seconds,
-                cpu_one.judge_questions / cpu_one.seconds,
-            )
-            parts.append(
-                f"{name.removeprefix('local judge ')} {rate:.1f} q/s ({rate / base:.1f}x "
-                "CPU one at a time)"
-            )
+    for kind in ("local judge", "local verifier"):
+        parts += judge_rates(results, kind)
     failed = [name for name, run in results.runs.items() if run.failed]
     if failed:
         parts.append("FAILED: " + ", ".join(failed))
     setup.say("summary: " + "; ".join(parts))
+
+
+def judge_rates(results: Results, kind: str) -> list[str]:
+    """Each configuration's questions per second, against the CPU one at a time."""
+    cpu_one = results.runs.get(f"{kind} cpu float32 batch 1")
+    if cpu_one is None or not cpu_one.judge_questions:
+        return []
+    base = cpu_one.judge_questions / cpu_one.seconds
+    parts = []
+    for name, run in results.runs.items():
+        if name.startswith(kind) and run.judge_questions and run is not cpu_one:
+            rate = run.judge_questions / run.seconds
+            parts.append(f"{name} {rate:.1f} q/s ({rate / base:.1f}x CPU one at a time)")
+    return parts
 
 
 def parse_args() -> argparse.Namespace:
@@ -442,7 +484,12 @@ def parse_args() -> argparse.Namespace:
     )
     parser.add_argument("--repeats", type=int, default=1, help="runs of each (the fastest counts)")
     parser.add_argument("--only", choices=["frameworks", "judge"], help="one part only")
+    parser.add_argument(
+        "--verifier-questions", type=int, default=512, help="questions for the GPU verifier"
+    )
     parser.add_argument("--skip-vllm", action="store_true", help="even when vllm imports")
+    parser.add_argument("--judge-first", action="store_true",
+                        help="the judge and verifier part before the framework runs")  # fmt: skip
     parser.add_argument("--cpu-rehearsal", action="store_true",
                         help="for tests: the same steps on the CPU, few items and tokens; "
                         "every line says it is no GPU figure")  # fmt: skip
@@ -492,13 +539,22 @@ def main() -> None:
     elif not rehearsal:
         setup.say("vllm does not import here (or --skip-vllm): its runs are left out")
     results = Results()
-    if args.only != "judge":
+    cpu_questions = args.judge_cpu_questions or (8 if rehearsal else 64)
+
+    def judge_part() -> None:
+        judge = (args.judge_questions, cpu_questions)
+        judge_runs(setup, results, judge, args.judge_cpu_batch, args.repeats)
+        verify = (args.verifier_questions, cpu_questions)
+        judge_runs(setup, results, verify, args.judge_cpu_batch, args.repeats, verifier=True)
+
+    def framework_part() -> None:
         framework_runs(setup, results, runners, args.repeats)
         judged_run(setup, results)
-    if args.only != "frameworks":
-        cpu_questions = args.judge_cpu_questions or (8 if rehearsal else 64)
-        counts = (args.judge_questions, cpu_questions)
-        judge_runs(setup, results, counts, args.judge_cpu_batch, args.repeats)
+
+    parts = [(args.only != "frameworks", judge_part), (args.only != "judge", framework_part)]
+    for wanted, part in parts if args.judge_first else parts[::-1]:
+        if wanted:
+            part()
     report(setup, results, runners)
 
 
