@@ -51,6 +51,7 @@ import json
 import os
 import platform
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -125,6 +126,13 @@ class Results:
 
 
 # --- the runs --------------------------------------------------------------------------
+def tool(name: str) -> str:
+    """A framework's command beside this Python, else the one on PATH (packages installed
+    with ``pip --target`` on a machine whose Python is not ours to change)."""
+    beside = BIN / name
+    return str(beside) if beside.exists() else shutil.which(name) or str(beside)
+
+
 def run_command(setup: Setup, name: str, command: list[str], out: Path) -> tuple[Run, str]:
     """Run one framework command; its timing, and its output (for counts)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -157,7 +165,7 @@ def lm_eval_run(
     else:  # vllm batches on its own
         arguments = f"pretrained={setup.model},dtype={setup.dtype},gpu_memory_utilization=0.6"
         model = ["--model", "vllm", "--model_args", arguments]
-    command = [str(BIN / "lm_eval"), *model, "--tasks", tasks, "--limit", str(setup.limit),
+    command = [tool("lm_eval"), *model, "--tasks", tasks, "--limit", str(setup.limit),
                "--apply_chat_template", "--log_samples", "--output_path", str(out),
                *generation_args(setup, "lm-eval")]  # fmt: skip
     if include is not None:
@@ -177,7 +185,7 @@ def inspect_run(
     else:
         model = ["--model", f"vllm/{setup.model}", "-M", f"dtype={setup.dtype}",
                  "--temperature", "0", "--max-connections", str(setup.batch_size)]  # fmt: skip
-    command = [str(BIN / "inspect"), "eval", *tasks, *model, "--limit", str(setup.limit),
+    command = [tool("inspect"), "eval", *tasks, *model, "--limit", str(setup.limit),
                "--log-dir", str(out), "--display", "none", "--log-level", "warning",
                *generation_args(setup, "inspect")]  # fmt: skip
     for key, value in options.items():
