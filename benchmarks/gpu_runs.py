@@ -405,23 +405,22 @@ def _version(name: str) -> str:
 
 
 def commit() -> str:
+    """The checkout's commit; GPU_RUNS_COMMIT names it where the copy that runs is not the
+    checkout (a lent GPU machine gets the tree without its history, or with another's)."""
+    named = os.environ.get("GPU_RUNS_COMMIT")
+    if named:
+        return f"{named} (GPU_RUNS_COMMIT)"
     here = Path(__file__).resolve().parents[1]
-    done, dirty = None, ""
     try:
         git = ["git", "-C", str(here)]
         done = subprocess.run([*git, "rev-parse", "--short", "HEAD"],
                               capture_output=True, text=True, timeout=30)  # fmt: skip
         changes = subprocess.run([*git, "status", "--porcelain", "--untracked-files=no"],
                                  capture_output=True, text=True, timeout=30)  # fmt: skip
-        dirty = changes.stdout.strip()
     except OSError:
-        pass
-    # A copy of the tree without .git (a lent GPU machine) names its commit in GPU_RUNS_COMMIT.
-    named = os.environ.get("GPU_RUNS_COMMIT")
-    if done is None or not done.stdout.strip():
-        return f"{named} (GPU_RUNS_COMMIT)" if named else "unknown (not a checkout)"
-    head = done.stdout.strip()
-    return head + (" with local changes" if dirty else "")
+        return "unknown (no git)"
+    head = done.stdout.strip() or "unknown (not a checkout)"
+    return head + (" with local changes" if changes.stdout.strip() else "")
 
 
 def report(setup: Setup, results: Results, runners: list[str]) -> None:

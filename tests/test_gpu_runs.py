@@ -48,6 +48,12 @@ def test_cpu_rehearsal_runs_every_step() -> None:
     assert re.search(r"^local judge cpu float32 batch 16: 4 questions in .* questions/s; largest "
                      r"rating difference from the CPU float32 one-at-a-time run: 0\.000\d\d ",
                      text, re.MULTILINE)  # fmt: skip
+    assert re.search(r"^local verifier cpu float32 batch 1: 4 questions in .* questions/s$",
+                     text, re.MULTILINE)  # fmt: skip
+    assert re.search(r"^local verifier cpu float32 batch 16: 4 questions in .* questions/s; "
+                     r"verdicts that differ from the CPU float32 one-at-a-time run: 0 over 4 "
+                     r"questions$", text, re.MULTILINE)  # fmt: skip
     summary = lines[-1].removeprefix(LABEL)
     assert summary.startswith("summary: lm-eval hf plugin/bare ") and "FAILED" not in summary
     assert "Inspect hf plugin/bare " in summary and "vllm" not in summary
+    assert "local verifier cpu float32 batch 16 " in summary
