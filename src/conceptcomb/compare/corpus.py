@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from conceptcomb.common.evidence import CorpusInputs
+
 CHUNK = 64  # resamples computed at once where a (resamples x vocabulary) matrix is needed
 
 
@@ -189,7 +191,8 @@ class CocoCider:
     def _item_scores(self, counts: np.ndarray) -> np.ndarray:
         """(resamples x items) CIDEr-D of each item, with each resample's idf."""
         df = (self.presence.T @ counts.T).T  # resamples x V: document frequencies
-        idf = math.log(float(self.n)) - np.log(np.maximum(df, 1.0))
+        size = np.maximum(counts.sum(axis=1, keepdims=True), 1.0)  # the items listed
+        idf = np.log(size) - np.log(np.maximum(df, 1.0))
         weight = (idf**2).T  # V x resamples
         total = np.zeros((counts.shape[0], len(self.penalty)))
         for terms in self.terms:
@@ -212,7 +215,9 @@ class CocoCider:
         for start in range(0, counts.shape[0], CHUNK):
             chunk = counts[start : start + CHUNK]
             scores = self._item_scores(chunk)
-            out[start : start + CHUNK] = self.scale * np.sum(chunk * scores, axis=1) / self.n
+            size = chunk.sum(axis=1)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[start : start + CHUNK] = self.scale * np.sum(chunk * scores, axis=1) / size
         return out
 
     def subset(self, rows: Sequence[int]) -> CocoCider:
@@ -380,3 +385,47 @@ class Looped:
 
     def subset(self, rows: Sequence[int]) -> Looped:
         return Looped([self.items[i] for i in rows], self.aggregate)
+
+
+class Masked:
+    """A metric over some of the items only (a ``_verified`` metric's verified items): a
+    resample draws from all items and the metric takes those it keeps."""
+
+    def __init__(self, metric: Any, keep: Sequence[bool]) -> None:
+        self.metric, self.keep = metric, np.asarray(keep, dtype=bool)
+        self.n = len(self.keep)
+
+    def value(self) -> float:
+        return self.metric.value() if self.keep.any() else math.nan
+
+    def resampled(self, counts: np.ndarray) -> np.ndarray:
+        if not self.keep.any():
+            return np.full(counts.shape[0], math.nan)
+        return self.metric.resampled(counts[:, self.keep])
+
+    def subset(self, rows: Sequence[int]) -> Masked:
+        rows = np.asarray(rows, dtype=int)
+        kept = rows[self.keep[rows]]
+        inner = np.cumsum(self.keep) - 1  # an item's row among the kept
+        return Masked(self.metric.subset(inner[kept]), self.keep[rows])
+
+
+def build(inputs: CorpusInputs) -> Any:
+    """The resampled computation a benchmark's `CorpusInputs` names (records of None: the
+    items the metric leaves out)."""
+    keep = [record is not None for record in inputs.records]
+    records = [record for record in inputs.records if record is not None]
+    kind, scale = inputs.kind, inputs.scale
+    if kind == "coco-bleu":
+        metric: Any = coco_bleu(records, int(inputs.part), scale)
+    elif kind == "coco-cider":
+        metric = CocoCider(records, scale)
+    elif kind == "nmt-bleu":
+        metric = nmt_bleu(records, str(inputs.part), scale)
+    elif kind == "macro-f1":
+        metric = macro_f1([g for g, _ in records], [p for _, p in records], scale)
+    elif kind == "auc":
+        metric = Auc([label for label, _ in records], [p for _, p in records], scale)
+    else:
+        raise ValueError(f"no resampled computation of kind {kind!r}")
+    return metric if all(keep) else Masked(metric, keep)

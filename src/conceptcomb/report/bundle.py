@@ -225,7 +225,10 @@ def task_evidence(
         sha = shas.get(key.split(":", 1)[0]) if key else None
         evidence = checker.evidence_item(task.task, raw)
         prompt = {"prompt": raw.prompt} if raw.prompt is not None else {}
-        items.append({"id": f"{sha}:{key}" if sha else None, **evidence, **prompt})
+        # The unit items share (CCPT's noun phrase...): intervals are clustered by it.
+        unit = checker.unit(task.task, raw.doc) if hasattr(checker, "unit") else None
+        shared = {"unit": unit} if unit is not None else {}
+        items.append({"id": f"{sha}:{key}" if sha else None, **evidence, **shared, **prompt})
         identities |= _identities(raw.record)
     return encode(redact(items)), identities
 
