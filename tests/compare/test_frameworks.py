@@ -99,6 +99,18 @@ def test_an_lm_eval_run_and_an_inspect_run_pair_item_by_item(tmp_path: Path) -> 
     for row in rows.values():  # the same replies, the same judge: every item scores the same
         assert (row["difference"], row["lower"], row["upper"], row["p"]) == (0, 0, 0, 1)
         assert row["n"] == LIMIT
+    # Both frameworks' bundles record each metric's interval, the same from the same items.
+    intervals = []
+    for name in ("lm-eval", "inspect"):
+        code, printed = run_cli("submit-bundle", str(tmp_path / name), "--out", str(tmp_path / "b"))
+        assert code == 0 and "(valid)" in printed, printed
+        (bundle,) = (tmp_path / "b").glob(f"*_{name}.bundle.json")
+        (task,) = json.loads(bundle.read_text())["tasks"]
+        intervals.append({m: e["interval"] for m, e in task["metrics"].items() if "interval" in e})
+    assert set(intervals[0]) == set(intervals[1]) >= {"E", "R_HMP", "R_NP"}
+    for metric, interval in intervals[0].items():
+        assert interval["n"] == LIMIT and interval["method"] == "t"
+        assert interval["lower"] == pytest.approx(intervals[1][metric]["lower"])
 
 
 # --- a task that is not ours ----------------------------------------------------------------

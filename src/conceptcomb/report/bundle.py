@@ -7,7 +7,9 @@
 * per task: name and version, items evaluated of the total, options, the dataset revision
   and the sha256 of its files, the prompts' hash (the package's templates, and the prompts
   actually sent when the samples are there), the judge and its calibration figure, and the
-  metrics with standard errors;
+  metrics with standard errors and, computed from the items, each one's 95% interval and
+  its method (`conceptcomb.compare.intervals`: clustered by the items' unit, bootstrapped
+  for corpus metrics);
 * per task the per-item evidence (`conceptcomb.common.evidence`): each item's id in the
   pinned dataset, raw reply, parsed answer, judge questions with their ratings, and scores,
   compressed; the judge's identity (endpoint kind, model, decoding) and the hash of its
@@ -39,6 +41,7 @@ from conceptcomb.common.errors import DataFormatError
 from conceptcomb.common.evidence import (
     ENCODING,
     RawItem,
+    decode,
     encode,
     full_inspect_log,
     inspect_items,
@@ -329,7 +332,7 @@ def _number(value: float | None) -> float | None:
 def task_record(run: Run, task: TaskRun, calibration: dict[str, Any] | None) -> dict[str, Any]:
     datasets = dataset_records(task.benchmark, task.options)
     evidence, identities = task_evidence(run.framework, task, datasets)
-    return {
+    record = {
         "task": task.task,
         "benchmark": task.benchmark,
         "version": task.version,
@@ -353,6 +356,12 @@ def task_record(run: Run, task: TaskRun, calibration: dict[str, Any] | None) -> 
         "source": task.source.name,
         "evidence": evidence,
     }
+    if "data" in evidence:  # each metric's 95% interval, from the items (`compare.intervals`)
+        from conceptcomb.compare.intervals import record_intervals
+
+        data_dir = task.options.get("data_dir")
+        record_intervals(record, decode(evidence, task.task), str(data_dir) if data_dir else None)
+    return record
 
 
 def build_bundle(run: Run, calibration: dict[str, Any] | None = None) -> dict[str, Any]:
