@@ -88,6 +88,8 @@ def test_an_lm_eval_run_and_an_inspect_run_pair_item_by_item(tmp_path: Path) -> 
         _lm_eval(model, "gold", OURS, tmp_path / "lm-eval", "--limit", str(LIMIT),
                  "--metadata", json.dumps(metadata), *include_args())  # fmt: skip
         _inspect(ccpt_pi_emergent(**metadata), model, "gold", tmp_path / "inspect", limit=LIMIT)
+        _inspect(ccpt_pi_emergent(**metadata), model, "gold", tmp_path / "epochs", limit=LIMIT,
+                 epochs=2)  # fmt: skip
         assert model.unknown == 0
     found = _compare(tmp_path / "lm-eval", tmp_path / "inspect")
     labels = [run["label"] for run in found["runs"]]
@@ -99,6 +101,11 @@ def test_an_lm_eval_run_and_an_inspect_run_pair_item_by_item(tmp_path: Path) -> 
     for row in rows.values():  # the same replies, the same judge: every item scores the same
         assert (row["difference"], row["lower"], row["upper"], row["p"]) == (0, 0, 0, 1)
         assert row["n"] == LIMIT
+    # Inspect's epochs, averaged per item first (its bundle keeps no evidence: one reply each)
+    found = _compare(tmp_path / "lm-eval", tmp_path / "epochs")
+    assert found["unpaired"][0]["paired"] == LIMIT
+    assert all(row["difference"] == 0 and row["p"] == 1 for row in found["comparisons"])
+    assert {row["metric"] for row in found["comparisons"]} == set(rows)
     # Both frameworks' bundles record each metric's interval, the same from the same items.
     intervals = []
     for name in ("lm-eval", "inspect"):

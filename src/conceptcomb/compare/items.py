@@ -408,6 +408,46 @@ def inspect_items(
     return [items], []
 
 
+def _epochs_as_items(path: Path, bundle: dict[str, Any]) -> None:
+    """An Inspect log of one of our tasks run with several epochs (whose bundle keeps no
+    evidence: one reply per item): its samples' scores, epochs averaged per sample, made
+    into the evidence items compare reads (ids, scores, units; no replies)."""
+    from conceptcomb.common.evidence import encode, full_inspect_log, score_values
+    from conceptcomb.report.bundle import _file_shas
+
+    for record in bundle.get("tasks") or []:
+        if "epochs" not in str((record.get("evidence") or {}).get("missing", "")):
+            continue
+        adapter = evidence_adapter(str(record["benchmark"]))
+        if adapter is None:
+            continue
+        task, shas = str(record["task"]), _file_shas(record.get("datasets") or [])
+        by_id: dict[str, dict[str, Any]] = {}
+        for sample in full_inspect_log(str(path)).samples or []:
+            doc = dict(sample.metadata or {})
+            key = adapter.item_key(task, doc)
+            sha = shas.get(key.split(":", 1)[0]) if key else None
+            item = by_id.setdefault(
+                f"{sha}:{key}" if sha else f"sample {sample.id}", {"epochs": []}
+            )
+            unit = adapter.unit(task, doc) if hasattr(adapter, "unit") else None
+            if unit is not None:
+                item["unit"] = unit
+            score = next(iter((sample.scores or {}).values()), None)
+            item["epochs"].append(score_values(score) if score is not None else {})
+        items = []
+        for item_id, item in by_id.items():
+            names = {name for epoch in item["epochs"] for name in epoch}
+            means = {
+                name: _epoch_mean([_number(epoch.get(name)) for epoch in item["epochs"]])
+                for name in names
+            }
+            scores = {name: value for name, value in means.items() if math.isfinite(value)}
+            unit = {"unit": item["unit"]} if "unit" in item else {}
+            items.append({"id": item_id, "scores": scores, **unit})
+        record["evidence"] = encode(items)
+
+
 def _epoch_mean(values: list[float]) -> float:
     """A sample's epochs averaged (Inspect's reducer ``mean``); NaN epochs left out."""
     finite = [v for v in values if math.isfinite(v)]
@@ -498,6 +538,8 @@ def _read_results(
     mine = _ours(run)
     if mine.tasks:
         bundle = build_bundle(mine)
+        if run.framework == INSPECT:
+            _epochs_as_items(file, bundle)
         items, notes = bundle_items(bundle, str(file), data_dir)
         found.items += items
         found.notes += notes
