@@ -144,8 +144,8 @@ def to_json(result: Comparison) -> dict[str, Any]:
             "unpaired": [
                 {
                     "task": u.task,
-                    "a": u.a,
-                    "b": u.b,
+                    "run_a": u.a,
+                    "run_b": u.b,
                     "paired": u.paired,
                     "only_a": u.only_a,
                     "only_b": u.only_b,
@@ -168,8 +168,7 @@ def to_csv(result: Comparison) -> str:
     writer = csv.DictWriter(out, CSV_FIELDS, extrasaction="ignore")
     writer.writeheader()
     for row in result.rows:
-        values = {**row.to_json(), "run_a": row.a, "run_b": row.b}
-        writer.writerow(_clean(values))
+        writer.writerow(_clean(row.to_json()))
     return out.getvalue()
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import string
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,9 +34,13 @@ class Side:
     label: str  # model (framework)
     argument: str
     tasks: dict[str, list[TaskItems]] = field(default_factory=dict)
+    _averaged: dict[str, TaskItems] = field(default_factory=dict, repr=False)
 
     def task(self, name: str) -> TaskItems:
-        return averaged(self.tasks[name])
+        """The side's runs of a task, averaged per item (once: comparisons share it)."""
+        if name not in self._averaged:
+            self._averaged[name] = averaged(self.tasks[name])
+        return self._averaged[name]
 
 
 @dataclass
@@ -53,8 +57,8 @@ class Row:
         return {
             "task": self.task,
             "metric": self.metric,
-            "a": self.a,
-            "b": self.b,
+            "run_a": self.a,
+            "run_b": self.b,
             **self.result.to_json(),
             "p_holm": self.p_holm,
             "label": self.label,
@@ -191,6 +195,9 @@ def differences(a: TaskItems, b: TaskItems) -> list[tuple[str, str, str]]:
 
 def _pairing(a: TaskItems, b: TaskItems) -> tuple[np.ndarray, np.ndarray, Unpaired]:
     """Rows of the items both hold (a's order), and what is not paired."""
+    if a.ids == b.ids and not _any_data_differs(a, b):  # the usual case: the same items
+        rows = np.arange(len(a.ids))
+        return rows, rows, Unpaired(a.task, "", "", len(rows), [], [], [])
     where_b = {item: n for n, item in enumerate(b.ids)}
     rows_a, rows_b, differ = [], [], []
     for n, item in enumerate(a.ids):
@@ -210,6 +217,12 @@ def _pairing(a: TaskItems, b: TaskItems) -> tuple[np.ndarray, np.ndarray, Unpair
     return np.asarray(rows_a, dtype=int), np.asarray(rows_b, dtype=int), unpaired
 
 
+def _any_data_differs(a: TaskItems, b: TaskItems) -> bool:
+    if not a.data_hashes or not b.data_hashes:
+        return False
+    return any(b.data_hashes.get(item, hash_a) != hash_a for item, hash_a in a.data_hashes.items())
+
+
 class _Distributions:
     """Each side's corpus metric on the same resamples, computed once per item selection."""
 
@@ -226,41 +239,99 @@ class _Distributions:
         return self.cache[key]
 
 
-def pair_task(
-    a: TaskItems,
-    b: TaskItems,
-    letters: tuple[str, str],
-    distributions: _Distributions,
-    label: str = "",
-) -> tuple[list[Row], Unpaired, list[str]]:
-    """Every metric both runs hold, compared on the items both hold."""
-    rows_a, rows_b, unpaired = _pairing(a, b)
-    unpaired.a, unpaired.b = letters
-    found: list[Row] = []
-    notes = []
-    units = a.units if a.units is not None else b.units
-    unit = a.unit if a.units is not None else b.unit
-    for metric in [m for m in a.metrics if m in b.metrics]:
-        if metric in a.scores and metric in b.scores:
-            paired_units = None if units is None else [units[r] for r in rows_a]
-            result = stats.paired_difference(
-                a.scores[metric][rows_a], b.scores[metric][rows_b], paired_units, unit
-            )
-        elif metric in a.corpus and metric in b.corpus and len(rows_a) > 1:
-            result = stats.bootstrap_difference(
-                distributions.get(a, metric, rows_a), distributions.get(b, metric, rows_b),
-                len(rows_a),
-            )  # fmt: skip
-        else:
-            result = None
-        if result is None or not np.isfinite(result.p):
-            notes.append(f"{a.task} {metric}: not compared (fewer than two items defined in both)")
+@dataclass
+class Pairing:
+    """Two runs of a task paired: the rows of the items both hold, in a's order."""
+
+    a: TaskItems
+    b: TaskItems
+    letters: tuple[str, str]
+    rows_a: np.ndarray
+    rows_b: np.ndarray
+    label: str = ""
+
+    def units(self) -> tuple[np.ndarray | None, str | None]:
+        """The paired items' unit codes (a's where it has units, else b's) and the unit."""
+        if self.a.unit_codes is not None:
+            return self.a.unit_codes[self.rows_a], self.a.unit
+        if self.b.unit_codes is not None:
+            return self.b.unit_codes[self.rows_b], self.b.unit
+        return None, None
+
+
+def _means(metric: str, pairings: list[Pairing]) -> dict[int, stats.Difference | None]:
+    """A mean metric for every pairing holding it: pairings with the same defined items
+    (an item undefined in either run left out) are computed together
+    (`stats.paired_differences`)."""
+    found: dict[int, stats.Difference | None] = {}
+    batches: dict[tuple, list[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]]] = {}
+    for number, pairing in enumerate(pairings):
+        if metric not in pairing.a.scores or metric not in pairing.b.scores:
             continue
-        found.append(Row(a.task, metric, *letters, result, label))
-    for metric in sorted(set(a.skipped) | set(b.skipped)):
-        reason = a.skipped.get(metric) or b.skipped.get(metric)
-        notes.append(f"{a.task} {metric}: cannot be paired: {reason}")
-    return found, unpaired, notes
+        a = pairing.a.scores[metric][pairing.rows_a]
+        b = pairing.b.scores[metric][pairing.rows_b]
+        keep = np.isfinite(a) & np.isfinite(b)
+        if int(keep.sum()) < 2:
+            found[number] = None
+            continue
+        codes, unit = pairing.units()
+        codes = None if codes is None else codes[keep]
+        key = (unit, keep.tobytes(), None if codes is None else codes.tobytes())
+        batches.setdefault(key, []).append((number, a[keep], b[keep], codes))
+    for (unit, _, _), members in batches.items():
+        codes = members[0][3]
+        results = stats.paired_differences(
+            np.stack([m[1] for m in members]), np.stack([m[2] for m in members]), codes, unit
+        )
+        for member, result in zip(members, results, strict=True):
+            found[member[0]] = result
+    return found
+
+
+def _compare_task(
+    pairings: list[Pairing],
+    distributions: _Distributions,
+    only: Callable[[str, str], bool] | None = None,
+) -> tuple[list[Row], list[str]]:
+    """Every metric each pairing's two runs hold (``only``: those it keeps), on the items
+    both hold: rows in the order of the pairings, then of the metrics."""
+    rows: list[Row] = []
+    notes: list[str] = []
+    if not pairings:
+        return rows, notes
+    task = pairings[0].a.task
+    metrics = [
+        m
+        for m in dict.fromkeys(m for p in pairings for m in p.a.metrics if m in p.b.metrics)
+        if only is None or only(task, m)
+    ]
+    results: dict[tuple[int, str], stats.Difference | None] = {}
+    for metric in metrics:
+        for number, result in _means(metric, pairings).items():
+            results[(number, metric)] = result
+        for number, p in enumerate(pairings):
+            if metric in p.a.corpus and metric in p.b.corpus and len(p.rows_a) > 1:
+                results[(number, metric)] = stats.bootstrap_difference(
+                    distributions.get(p.a, metric, p.rows_a),
+                    distributions.get(p.b, metric, p.rows_b),
+                    len(p.rows_a),
+                )
+    for number, p in enumerate(pairings):
+        for metric in metrics:
+            if (number, metric) not in results:
+                continue
+            result = results[(number, metric)]
+            if result is None or not np.isfinite(result.p):
+                notes.append(
+                    f"{task} {metric}: not compared (fewer than two items defined in both)"
+                )
+                continue
+            rows.append(Row(task, metric, *p.letters, result, p.label))
+        for metric in sorted(set(p.a.skipped) | set(p.b.skipped)):
+            if only is None or only(task, metric):
+                reason = p.a.skipped.get(metric) or p.b.skipped.get(metric)
+                notes.append(f"{task} {metric}: cannot be paired: {reason}")
+    return rows, notes
 
 
 def compare(
@@ -268,8 +339,10 @@ def compare(
     n_resamples: int = stats.N_RESAMPLES,
     seed: int = stats.SEED,
     allow_different_prompts: bool = False,
+    only: Callable[[str, str], bool] | None = None,
 ) -> Comparison:
-    """Every pair of sides on every task both hold; Holm over all the p-values."""
+    """Every pair of sides on every task both hold (``only``: the (task, metric) it keeps);
+    Holm over all the p-values."""
     result = Comparison(all_sides, n_resamples=n_resamples, seed=seed)
     distributions = _Distributions(n_resamples, seed)
     tasks = list(dict.fromkeys(task for side in all_sides for task in side.tasks))
@@ -280,9 +353,15 @@ def compare(
                 result.notes.append(
                     f"{side.letter}: {len(side.tasks[task])} runs of {task}, averaged per item"
                 )
+        pairings = []
         for i, first in enumerate(holding):
             for second in holding[i + 1 :]:
-                _pair(first, second, task, result, distributions, allow_different_prompts)
+                pairing = _pair(first, second, task, result, allow_different_prompts)
+                if pairing is not None:
+                    pairings.append(pairing)
+        rows, notes = _compare_task(pairings, distributions, only)
+        result.rows += rows
+        result.notes += notes
     result.notes = list(dict.fromkeys(result.notes))
     adjusted = stats.holm([row.result.p for row in result.rows])
     for row, p in zip(result.rows, adjusted, strict=True):
@@ -291,13 +370,9 @@ def compare(
 
 
 def _pair(
-    first: Side,
-    second: Side,
-    task: str,
-    result: Comparison,
-    distributions: _Distributions,
-    allow_different_prompts: bool,
-) -> None:
+    first: Side, second: Side, task: str, result: Comparison, allow_different_prompts: bool
+) -> Pairing | None:
+    """The two runs' items paired, or None (a line in the notes) where they differ."""
     a, b = first.task(task), second.task(task)
     letters = (first.letter, second.letter)
     differ = differences(a, b)
@@ -315,9 +390,9 @@ def _pair(
                 f"{task}: {first.letter} ({a.source}) and {second.letter} ({b.source}) differ "
                 f"({what}), not paired{hint}"
             )
-            return
+            return None
         label = "different prompts"
-    rows, unpaired, notes = pair_task(a, b, letters, distributions, label)
-    result.rows += rows
-    result.notes += notes
+    rows_a, rows_b, unpaired = _pairing(a, b)
+    unpaired.a, unpaired.b = letters
     result.unpaired.append(unpaired)
+    return Pairing(a, b, letters, rows_a, rows_b, label)

@@ -27,6 +27,7 @@ import json
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +72,13 @@ class TaskItems:
     @property
     def metrics(self) -> list[str]:
         return [*self.scores, *self.corpus]
+
+    @cached_property
+    def unit_codes(self) -> np.ndarray | None:
+        """The units as integer codes (computed once: every comparison selects from them)."""
+        from conceptcomb.compare.stats import unit_codes
+
+        return None if self.units is None else unit_codes(self.units)
 
 
 @dataclass
@@ -207,12 +215,20 @@ def bundle_task_items(
         {f"option {k}": _hash(v) for k, v in _task_options(record.get("options") or {}).items()}
     )
     wanted_corpus = []
+    means = [name for name, info in infos.items() if info.aggregation == "mean"]
+    table = np.full((len(items), len(means)), np.nan)
+    column = {name: k for k, name in enumerate(means)}
+    for row, item in enumerate(items):  # one pass over the items, every metric at once
+        scores = item.get("scores")
+        for name, value in scores.items() if isinstance(scores, dict) else ():
+            if name in column:
+                table[row, column[name]] = _number(value)
     for name, info in infos.items():
         found.higher_is_better[name] = info.higher_is_better
         if info.aggregation == "mean":
-            values = [_number((item.get("scores") or {}).get(name)) for item in items]
-            if any(math.isfinite(v) for v in values):
-                found.scores[name] = np.asarray(values, dtype=float)
+            values = table[:, column[name]]
+            if np.isfinite(values).any():
+                found.scores[name] = values.copy()
         elif info.aggregation == "corpus" and _claimed(record, name):
             wanted_corpus.append(name)
     found.corpus, found.skipped = corpus_metrics(benchmark, record, items, wanted_corpus, data_dir)

@@ -38,6 +38,7 @@ libraries compute what they can:
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from functools import lru_cache
@@ -94,7 +95,7 @@ def clustered_stderr(values: Sequence[float] | np.ndarray, units: Sequence[Any])
     ``cov_type="cluster"`` (whose correction is the same for one regressor); 0 for one cluster,
     as Inspect gives."""
     x = np.asarray(values, dtype=float)
-    _, codes = np.unique(np.asarray(units, dtype=object).astype(str), return_inverse=True)
+    codes = np.unique(unit_codes(units), return_inverse=True)[1]
     clusters = int(codes.max()) + 1 if len(codes) else 0
     if clusters < 2:
         return 0.0
@@ -102,11 +103,19 @@ def clustered_stderr(values: Sequence[float] | np.ndarray, units: Sequence[Any])
     return float(math.sqrt(float(np.sum(sums**2)) * clusters / (clusters - 1)) / len(x))
 
 
-def _shared(units: Sequence[Any] | None, n: int) -> tuple[np.ndarray, int] | None:
+def unit_codes(units: Sequence[Any]) -> np.ndarray:
+    """Each item's unit as an integer code (codes of the same unit are equal)."""
+    array = np.asarray(units)
+    if array.dtype.kind in "iu":
+        return array
+    return np.unique(np.asarray(units, dtype=object).astype(str), return_inverse=True)[1]
+
+
+def _shared(units: Sequence[Any] | np.ndarray | None, n: int) -> tuple[np.ndarray, int] | None:
     """The units as codes and their number, where some items share one (else None)."""
     if units is None:
         return None
-    _, codes = np.unique(np.asarray(units, dtype=object).astype(str), return_inverse=True)
+    codes = np.unique(unit_codes(units), return_inverse=True)[1]  # 0..C-1 over these items
     clusters = int(codes.max()) + 1 if n else 0
     return (codes, clusters) if 1 < clusters < n else None
 
@@ -130,11 +139,11 @@ def mean_interval(
     if n < 2:
         return None
     mean = float(np.mean(x))
-    shared = _shared(None if units is None else np.asarray(units, dtype=object)[keep], n)
+    shared = _shared(None if units is None else _select(units, keep), n)
     if shared is not None:
         codes, clusters = shared
         se = clustered_stderr(x, codes)
-        half = float(stats.t.ppf(0.5 + level / 2, clusters - 1)) * se
+        half = _t_critical(level, clusters - 1) * se
         return Interval(
             mean, se, mean - half, mean + half, CLUSTERED_METHOD, "clustered", n, clusters, unit
         )
@@ -167,33 +176,37 @@ class Difference:
     level: float = LEVEL
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
+
+
+def _select(units: Sequence[Any] | np.ndarray, keep: np.ndarray) -> np.ndarray:
+    array = np.asarray(units)
+    return array[keep] if array.dtype.kind in "iu" else np.asarray(units, dtype=object)[keep]
+
+
+@lru_cache(maxsize=4096)
+def _t_critical(level: float, df: int) -> float:
+    from scipy import stats
+
+    return float(stats.t.ppf(0.5 + level / 2, df))
 
 
 def binary_scale(a: np.ndarray, b: np.ndarray) -> float | None:
     """The value of a right item where both runs' items are right or wrong (0 and 1, or 0 and
     100 for a percentage); None otherwise."""
-    values = np.unique(np.concatenate([a, b]))
-    if len(values) > 2 or (len(values) == 2 and values[0] != 0.0):
-        return None
-    top = float(values[-1]) if len(values) else 0.0
-    return top if top in (0.0, 1.0, 100.0) else None
-
-
-def mcnemar_p(a: np.ndarray, b: np.ndarray, right: float) -> float:
-    """Exact McNemar p-value (statsmodels) of paired right/wrong items."""
-    from statsmodels.stats.contingency_tables import mcnemar
-
-    ra, rb = a == right, b == right
-    table = [[int(np.sum(ra & rb)), int(np.sum(ra & ~rb))], [int(np.sum(~ra & rb)), 0]]
-    table[1][1] = int(np.sum(~ra & ~rb))
-    return float(min(1.0, mcnemar(table, exact=True).pvalue))
+    for top in (1.0, 100.0):
+        if np.all((a == 0.0) | (a == top)) and np.all((b == 0.0) | (b == top)):
+            return top if np.any(a == top) or np.any(b == top) else 0.0
+    return None
 
 
 def _correlation(a: np.ndarray, b: np.ndarray) -> float | None:
-    if len(a) < 2 or np.std(a) == 0.0 or np.std(b) == 0.0:
+    """Pearson's r of the per-item scores (None where either is constant)."""
+    if len(a) < 2:
         return None
-    return float(np.corrcoef(a, b)[0, 1])
+    da, db = a - a.mean(), b - b.mean()
+    norm = math.sqrt(float(da @ da) * float(db @ db))
+    return float(da @ db) / norm if norm > 0 else None
 
 
 def _degenerate(mean: float) -> tuple[float, float, float, float]:
@@ -210,51 +223,101 @@ def paired_difference(
     level: float = LEVEL,
 ) -> Difference | None:
     """A mean metric of two runs on the same items, in the same order (an item undefined in
-    either run, NaN, left out). Without shared units: ``scipy.stats.ttest_rel`` (difference,
-    its t interval and p), and for right/wrong items the exact McNemar p-value instead of the
-    t test's; with shared units: the clustered standard error of the differences and the t
-    distribution with C - 1 degrees of freedom (McNemar assumes independent items, so it is
-    not used there). None with fewer than two paired items."""
-    from scipy import stats
-
+    either run, NaN, left out): `paired_differences` of one pair. None with fewer than two
+    paired items."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     keep = np.isfinite(a) & np.isfinite(b)
-    a, b = a[keep], b[keep]
-    n = len(a)
-    if n < 2:
+    if int(keep.sum()) < 2:
         return None
+    codes = None if units is None else unit_codes(_select(units, keep))
+    return paired_differences(a[keep][None, :], b[keep][None, :], codes, unit, level)[0]
+
+
+def paired_differences(
+    a: np.ndarray,
+    b: np.ndarray,
+    units: np.ndarray | None = None,
+    unit: str | None = None,
+    level: float = LEVEL,
+) -> list[Difference]:
+    """Many pairs of runs on the same n items at once (rows of ``a`` and ``b``, no NaN; n >= 2):
+    for each the per-item differences d = a - b. Without shared units:
+    ``scipy.stats.ttest_rel(a, b, axis=1)`` (the difference, its t interval and p), and for
+    right/wrong items the exact McNemar p-value instead of the t test's: statsmodels'
+    ``mcnemar(exact=True)``, 2 * Binomial(b + c, 1/2).cdf(min(b, c)) on the b and c items only
+    one run got right, computed for all rows at once. With shared units: the clustered
+    standard error of each row's differences (`clustered_stderr`) and the t distribution
+    with C - 1 degrees of freedom (McNemar assumes independent items: not used there)."""
+    from scipy import stats
+
+    count, n = a.shape
     d = a - b
-    mean = float(np.mean(d))
-    base = {"a": float(np.mean(a)), "b": float(np.mean(b)), "difference": mean, "n": n}
-    base["correlation"] = _correlation(a, b)
-    shared = _shared(None if units is None else np.asarray(units, dtype=object)[keep], n)
+    mean = d.mean(axis=1)
+    sd = d.std(axis=1, ddof=1)
+    shared = _shared(units, n)
+    clusters = None
     if shared is not None:
         codes, clusters = shared
-        se = clustered_stderr(d, codes)
-        if se == 0.0:
-            se, low, high, p = _degenerate(mean)
-        else:
-            crit = float(stats.t.ppf(0.5 + level / 2, clusters - 1))
-            low, high = mean - crit * se, mean + crit * se
-            p = float(2 * stats.t.sf(abs(mean / se), clusters - 1))
-        return Difference(
-            **base, stderr=se, lower=low, upper=high, p=p, mdd=mdd_normal(se),
-            method=CLUSTERED_METHOD, clusters=clusters, unit=unit, level=level,
-        )  # fmt: skip
-    sd = float(np.std(d, ddof=1))
-    if sd == 0.0:
-        se, low, high, p = _degenerate(mean)
+        sums = np.zeros((count, clusters))
+        for row in range(count):  # a bincount per row: C sums of deviations
+            sums[row] = np.bincount(codes, weights=d[row] - mean[row], minlength=clusters)
+        se = np.sqrt(np.sum(sums**2, axis=1) * clusters / (clusters - 1)) / n
+        df = clusters - 1
+        crit = _t_critical(level, df)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            p = 2 * stats.t.sf(np.abs(mean / se), df)
+        low, high = mean - crit * se, mean + crit * se
+        mdd = _z_sum() * se
+        methods = [CLUSTERED_METHOD] * count
     else:
-        test = stats.ttest_rel(a, b)
-        low, high = (float(v) for v in test.confidence_interval(level))
-        se, p = sd / math.sqrt(n), float(test.pvalue)
-    method = T_METHOD
-    right = binary_scale(a, b)
-    if right is not None and right > 0:
-        p, method = mcnemar_p(a, b, right), f"{MCNEMAR_METHOD} (p); t interval"
-    return Difference(
-        **base, stderr=se, lower=low, upper=high, p=p, mdd=mdd_t(sd, n), method=method, level=level
-    )
+        se = sd / math.sqrt(n)
+        with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # rows of equal differences
+            test = stats.ttest_rel(a, b, axis=1)
+            low, high = (np.atleast_1d(v) for v in test.confidence_interval(level))
+        p = np.atleast_1d(test.pvalue).astype(float)
+        mdd = _effect_size(n) * sd
+        methods = [T_METHOD] * count
+        for row, value in _mcnemar_rows(a, b).items():
+            p[row], methods[row] = value, f"{MCNEMAR_METHOD} (p); t interval"
+    found = []
+    for row in range(count):
+        lo, hi, pv, error = float(low[row]), float(high[row]), float(p[row]), float(se[row])
+        if error == 0.0:
+            error, lo, hi, pv = _degenerate(float(mean[row]))
+        found.append(
+            Difference(
+                a=float(a[row].mean()),
+                b=float(b[row].mean()),
+                difference=float(mean[row]),
+                stderr=error,
+                lower=lo,
+                upper=hi,
+                p=min(1.0, pv),
+                n=n,
+                mdd=float(mdd[row]),
+                method=methods[row],
+                correlation=_correlation(a[row], b[row]),
+                clusters=clusters,
+                unit=unit if clusters else None,
+                level=level,
+            )
+        )
+    return found
+
+
+def _mcnemar_rows(a: np.ndarray, b: np.ndarray) -> dict[int, float]:
+    """Row -> the exact McNemar p-value, for the rows whose items are right or wrong."""
+    from scipy import stats
+
+    found = {}
+    for row in range(a.shape[0]):
+        right = binary_scale(a[row], b[row])
+        if right:
+            ra, rb = a[row] == right, b[row] == right
+            n1, n2 = int(np.sum(ra & ~rb)), int(np.sum(~ra & rb))
+            found[row] = float(min(1.0, 2 * stats.binom.cdf(min(n1, n2), n1 + n2, 0.5)))
+    return found
 
 
 # --- power ----------------------------------------------------------------------------------
@@ -275,12 +338,17 @@ def mdd_t(sd: float, n: int) -> float | None:
     return _effect_size(n) * sd
 
 
+@lru_cache(maxsize=1)
+def _z_sum() -> float:
+    from scipy import stats
+
+    return float(stats.norm.ppf(1 - ALPHA / 2) + stats.norm.ppf(POWER))
+
+
 def mdd_normal(stderr: float) -> float:
     """Minimum detectable difference from a standard error (clustered, bootstrap):
     (z_{1-alpha/2} + z_{power}) x SE = 2.80 x SE for 5% and 80%."""
-    from scipy import stats
-
-    return float((stats.norm.ppf(1 - ALPHA / 2) + stats.norm.ppf(POWER)) * stderr)
+    return _z_sum() * stderr
 
 
 # --- many comparisons -----------------------------------------------------------------------
