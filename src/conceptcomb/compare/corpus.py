@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 
+from conceptcomb.benchmarks import evidence_adapter
+from conceptcomb.common.errors import ConceptcombError, DataFormatError
 from conceptcomb.common.evidence import CorpusInputs
 
 CHUNK = 64  # resamples computed at once where a (resamples x vocabulary) matrix is needed
@@ -429,3 +431,49 @@ def build(inputs: CorpusInputs) -> Any:
     else:
         raise ValueError(f"no resampled computation of kind {kind!r}")
     return metric if all(keep) else Masked(metric, keep)
+
+
+# --- a benchmark's corpus metrics --------------------------------------------------------
+def _pairs_with_test_set(
+    adapter: Any, record: dict[str, Any], items: list[dict[str, Any]], data_dir: str | None
+) -> list[tuple[Any, dict[str, Any]]]:
+    test = adapter.test_set(record["task"], record.get("options") or {}, data_dir)
+    by_id = {test.item_id(key): item for key, item in test.items.items()}
+    pairs = []
+    for evidence in items:
+        found = by_id.get(evidence.get("id"))
+        if found is None:
+            raise DataFormatError(f"item {evidence.get('id')} is not in the pinned test set here")
+        pairs.append((found, evidence))
+    return pairs
+
+
+def corpus_metrics(
+    benchmark: str,
+    record: dict[str, Any],
+    items: list[dict[str, Any]],
+    wanted: list[str],
+    data_dir: str | None,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The task's corpus metrics on its items (`corpus.build`), and why others are not
+    there: the benchmark computes them from its test items (references, gold labels)."""
+    if not wanted:
+        return {}, {}
+    adapter = evidence_adapter(benchmark)
+    if adapter is None or not hasattr(adapter, "corpus_inputs"):
+        return {}, dict.fromkeys(wanted, f"{benchmark} does not resample its corpus metrics")
+    try:
+        pairs = _pairs_with_test_set(adapter, record, items, data_dir)
+        inputs = adapter.corpus_inputs(record["task"], record.get("options") or {}, pairs)
+    except ConceptcombError as err:
+        reason = f"its test items could not be read here ({err})"
+        return {}, dict.fromkeys(wanted, reason)
+    except Exception as err:  # an item the computation does not take: named, not raised
+        return {}, dict.fromkeys(wanted, f"cannot be recomputed ({type(err).__name__}: {err})")
+    found, skipped = {}, {}
+    for metric in wanted:
+        if metric in inputs:
+            found[metric] = build(inputs[metric])
+        else:
+            skipped[metric] = "a corpus metric whose tool scores the whole corpus at once (a jar)"
+    return found, skipped

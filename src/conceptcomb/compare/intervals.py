@@ -15,7 +15,7 @@ from typing import Any
 
 from conceptcomb.benchmarks import evidence_adapter, get
 from conceptcomb.compare import stats
-from conceptcomb.compare.items import corpus_metrics
+from conceptcomb.compare.corpus import corpus_metrics
 
 # Intervals recomputed by validate-bundle agree with the recorded ones up to this (the
 # bootstrap sums in numpy's order, which may round differently on another machine).

@@ -35,10 +35,11 @@ import numpy as np
 
 from conceptcomb.benchmarks import evidence_adapter, get, known_tasks
 from conceptcomb.common import results_reader
-from conceptcomb.common.errors import ConceptcombError, DataFormatError
+from conceptcomb.common.errors import DataFormatError
 from conceptcomb.common.evidence import lm_eval_samples_path
 from conceptcomb.common.runs import INSPECT, LM_EVAL, RESCORED, Run
 from conceptcomb.compare import corpus
+from conceptcomb.compare.corpus import corpus_metrics
 
 # Options that say where a run looked or whom it asked, not what the task is.
 _NOT_THE_TASK = ("judge", "cache", "data_dir", "spice_jars", "grader")
@@ -125,51 +126,6 @@ def prompt_format(framework: str, generation: dict[str, Any], provider: str = ""
 def _units(items: list[dict[str, Any]]) -> list[str] | None:
     units = [item.get("unit") for item in items]
     return [str(u) for u in units] if units and all(isinstance(u, str) for u in units) else None
-
-
-def _pairs_with_test_set(
-    adapter: Any, record: dict[str, Any], items: list[dict[str, Any]], data_dir: str | None
-) -> list[tuple[Any, dict[str, Any]]]:
-    test = adapter.test_set(record["task"], record.get("options") or {}, data_dir)
-    by_id = {test.item_id(key): item for key, item in test.items.items()}
-    pairs = []
-    for evidence in items:
-        found = by_id.get(evidence.get("id"))
-        if found is None:
-            raise DataFormatError(f"item {evidence.get('id')} is not in the pinned test set here")
-        pairs.append((found, evidence))
-    return pairs
-
-
-def corpus_metrics(
-    benchmark: str,
-    record: dict[str, Any],
-    items: list[dict[str, Any]],
-    wanted: list[str],
-    data_dir: str | None,
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """The task's corpus metrics on its items (`corpus.build`), and why others are not
-    there: the benchmark computes them from its test items (references, gold labels)."""
-    if not wanted:
-        return {}, {}
-    adapter = evidence_adapter(benchmark)
-    if adapter is None or not hasattr(adapter, "corpus_inputs"):
-        return {}, dict.fromkeys(wanted, f"{benchmark} does not resample its corpus metrics")
-    try:
-        pairs = _pairs_with_test_set(adapter, record, items, data_dir)
-        inputs = adapter.corpus_inputs(record["task"], record.get("options") or {}, pairs)
-    except ConceptcombError as err:
-        reason = f"its test items could not be read here ({err})"
-        return {}, dict.fromkeys(wanted, reason)
-    except Exception as err:  # an item the computation does not take: named, not raised
-        return {}, dict.fromkeys(wanted, f"cannot be recomputed ({type(err).__name__}: {err})")
-    found, skipped = {}, {}
-    for metric in wanted:
-        if metric in inputs:
-            found[metric] = corpus.build(inputs[metric])
-        else:
-            skipped[metric] = "a corpus metric whose tool scores the whole corpus at once (a jar)"
-    return found, skipped
 
 
 def bundle_task_items(

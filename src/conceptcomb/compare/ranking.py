@@ -178,7 +178,9 @@ def html_table(ranking: TaskRanking) -> str:
         f"<td>{html.escape(stats_method(row.interval))}</td></tr>"
         for row in ranking.rows
     )
-    notes = "".join(f"<li>{html.escape(note)}</li>" for note in _legend(ranking))
+    from conceptcomb.report.render import inline_html
+
+    notes = "".join(f"<li>{inline_html(note)}</li>" for note in _legend(ranking))
     return (
         f"<h2>{html.escape(_title(ranking))}</h2>"
         '<div class="scroll"><table><thead><tr><th>rank</th><th class="name">run</th>'
