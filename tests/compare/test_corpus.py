@@ -10,6 +10,7 @@ from pycocoevalcap.cider.cider import Cider
 from sklearn.metrics import f1_score, roc_auc_score
 
 from conceptcomb.abspyramid.metrics import corpus_bleu, tokenize_13a
+from conceptcomb.common.evidence import CorpusInputs
 from conceptcomb.compare import corpus, stats
 
 RNG = np.random.default_rng(11)
@@ -118,3 +119,20 @@ def test_looped_calls_the_aggregation_on_each_resample() -> None:
     for row, value in zip(rows, metric.resampled(counts_of(rows)), strict=True):
         drawn = [items[i] for i in sorted(row)]
         assert value == pytest.approx(bleu(drawn))
+
+
+def test_a_metric_of_some_items_draws_from_all_of_them() -> None:
+    """A `_verified` metric: the resamples draw from every item, the metric takes those kept."""
+    keep = [n % 3 != 0 for n in range(len(RECORDS))]
+    inputs = CorpusInputs(
+        "coco-bleu", [r if k else None for r, k in zip(RECORDS, keep, strict=True)], 100.0, 4
+    )
+    metric = corpus.build(inputs)
+    rows = resamples()
+    for row, value in zip(rows, metric.resampled(counts_of(rows)), strict=True):
+        drawn = [RECORDS[i] for i in row if keep[i]]
+        scores, _ = Bleu(4).compute_score(*coco(drawn), verbose=0)
+        assert value == pytest.approx(100 * scores[3], rel=1e-10)
+    kept = [RECORDS[i] for i in (4, 2, 7) if keep[i]]
+    scores, _ = Bleu(4).compute_score(*coco(kept), verbose=0)
+    assert metric.subset([4, 2, 7, 3]).value() == pytest.approx(100 * scores[3], rel=1e-10)

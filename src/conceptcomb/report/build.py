@@ -17,6 +17,7 @@ import argparse
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conceptcomb.benchmarks import benchmarks, get
 from conceptcomb.common.errors import ConfigError, DataFormatError
@@ -25,6 +26,9 @@ from conceptcomb.common.tables import Table
 from conceptcomb.report import render
 from conceptcomb.report.runs import nothing_usable, read_runs
 from conceptcomb.report.tables import benchmark_tables
+
+if TYPE_CHECKING:
+    from conceptcomb.compare.ranking import TaskRanking
 
 
 @dataclass
@@ -101,7 +105,7 @@ def write_report(
     return written
 
 
-def _rankings(paths: list[Path] | None, data_dir: str | None) -> list:
+def _rankings(paths: list[Path] | None, data_dir: str | None) -> list[TaskRanking]:
     if not paths:
         return []
     from conceptcomb.compare.ranking import rank
@@ -109,7 +113,10 @@ def _rankings(paths: list[Path] | None, data_dir: str | None) -> list:
     return rank(paths, data_dir)
 
 
-def ranking_sections(rankings: list, benchmark: str, out: Path, with_plots: bool) -> tuple:
+def ranking_sections(
+    rankings: list[TaskRanking], benchmark: str, out: Path, with_plots: bool
+) -> tuple[list[str], list[str], list[Path], list[str]]:
+    """(Markdown, HTML, files, warnings) of the benchmark's rankings (none without)."""
     from conceptcomb.compare.ranking import sections
 
     return sections(rankings, benchmark, out, with_plots) if rankings else ([], [], [], [])
