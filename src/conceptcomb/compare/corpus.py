@@ -32,6 +32,7 @@ library's score on all items, and ``resampled`` the library's score on each resa
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -412,6 +413,33 @@ class Masked:
         return Masked(self.metric.subset(inner[kept]), self.keep[rows])
 
 
+class Lazy:
+    """A corpus metric built on first use (CIDEr's tables take seconds on a large task; a
+    report ranks by one metric of several)."""
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make, self._metric = make, None
+
+    @property
+    def metric(self) -> Any:
+        if self._metric is None:
+            self._metric = self._make()
+        return self._metric
+
+    @property
+    def n(self) -> int:
+        return int(self.metric.n)
+
+    def value(self) -> float:
+        return float(self.metric.value())
+
+    def resampled(self, counts: np.ndarray) -> np.ndarray:
+        return self.metric.resampled(counts)
+
+    def subset(self, rows: Sequence[int]) -> Any:
+        return self.metric.subset(rows)
+
+
 def build(inputs: CorpusInputs) -> Any:
     """The resampled computation a benchmark's `CorpusInputs` names (records of None: the
     items the metric leaves out)."""
@@ -473,7 +501,7 @@ def corpus_metrics(
     found, skipped = {}, {}
     for metric in wanted:
         if metric in inputs:
-            found[metric] = build(inputs[metric])
+            found[metric] = Lazy(functools.partial(build, inputs[metric]))
         else:
             skipped[metric] = "a corpus metric whose tool scores the whole corpus at once (a jar)"
     return found, skipped

@@ -509,7 +509,7 @@ def _read_results(
     found.notes += run.notes
     mine = _ours(run)
     if mine.tasks:
-        bundle = build_bundle(mine)
+        bundle = build_bundle(mine, intervals=False)  # compare reads the items
         if run.framework == INSPECT:
             _epochs_as_items(file, bundle)
         items, notes = bundle_items(bundle, str(file), data_dir)

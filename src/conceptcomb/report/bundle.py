@@ -329,7 +329,11 @@ def _number(value: float | None) -> float | None:
     return None if value is None else float(value)
 
 
-def task_record(run: Run, task: TaskRun, calibration: dict[str, Any] | None) -> dict[str, Any]:
+def task_record(
+    run: Run, task: TaskRun, calibration: dict[str, Any] | None, intervals: bool = True
+) -> dict[str, Any]:
+    """The task's record; ``intervals`` False: without them (`conceptcomb compare` reads
+    the items, not the intervals)."""
     datasets = dataset_records(task.benchmark, task.options)
     evidence, identities = task_evidence(run.framework, task, datasets)
     record = {
@@ -356,7 +360,7 @@ def task_record(run: Run, task: TaskRun, calibration: dict[str, Any] | None) -> 
         "source": task.source.name,
         "evidence": evidence,
     }
-    if "data" in evidence:  # each metric's 95% interval, from the items (`compare.intervals`)
+    if intervals and "data" in evidence:  # each metric's 95% interval (`compare.intervals`)
         from conceptcomb.compare.intervals import record_intervals
 
         data_dir = task.options.get("data_dir")
@@ -364,7 +368,9 @@ def task_record(run: Run, task: TaskRun, calibration: dict[str, Any] | None) -> 
     return record
 
 
-def build_bundle(run: Run, calibration: dict[str, Any] | None = None) -> dict[str, Any]:
+def build_bundle(
+    run: Run, calibration: dict[str, Any] | None = None, intervals: bool = True
+) -> dict[str, Any]:
     bundle = {
         "schema": SCHEMA_ID,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -379,7 +385,9 @@ def build_bundle(run: Run, calibration: dict[str, Any] | None = None) -> dict[st
             "details": run.model.details,
         },
         "generation": run.generation,
-        "tasks": [task_record(run, t, calibration) for _, t in sorted(run.tasks.items())],
+        "tasks": [
+            task_record(run, t, calibration, intervals) for _, t in sorted(run.tasks.items())
+        ],
         "sources": [{"file": p.name, "sha256": sha256_of(p)} for p in run.sources],
         "notes": run.notes,
     }
