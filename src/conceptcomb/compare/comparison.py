@@ -311,11 +311,14 @@ def _compare_task(
             results[(number, metric)] = result
         for number, p in enumerate(pairings):
             if metric in p.a.corpus and metric in p.b.corpus and len(p.rows_a) > 1:
-                results[(number, metric)] = stats.bootstrap_difference(
-                    distributions.get(p.a, metric, p.rows_a),
-                    distributions.get(p.b, metric, p.rows_b),
-                    len(p.rows_a),
-                )
+                try:
+                    results[(number, metric)] = stats.bootstrap_difference(
+                        distributions.get(p.a, metric, p.rows_a),
+                        distributions.get(p.b, metric, p.rows_b),
+                        len(p.rows_a),
+                    )
+                except Exception as err:  # an item its computation does not take: one line
+                    notes.append(f"{task} {metric}: cannot be resampled ({type(err).__name__})")
     for number, p in enumerate(pairings):
         for metric in metrics:
             if (number, metric) not in results:

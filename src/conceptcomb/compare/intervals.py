@@ -66,8 +66,11 @@ def task_intervals(
     metrics, skipped = corpus_metrics(benchmark, record, items, corpus_wanted, data_dir)
     missing.update(skipped)
     for name, metric in metrics.items():
-        values = stats.bootstrap_distribution(metric, metric.n, n_resamples, seed)
-        found[name] = stats.bootstrap_interval(metric.value(), values, metric.n)
+        try:
+            values = stats.bootstrap_distribution(metric, metric.n, n_resamples, seed)
+            found[name] = stats.bootstrap_interval(metric.value(), values, metric.n)
+        except Exception as err:  # an item the computation does not take: named, not raised
+            missing[name] = f"cannot be resampled ({type(err).__name__}: {err})"
     return found, missing
 
 
