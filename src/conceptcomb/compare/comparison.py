@@ -149,9 +149,8 @@ def averaged(runs: list[TaskItems]) -> TaskItems:
         first.version, common, benchmark=first.benchmark, unit=first.unit,
         prompt_format=first.prompt_format, demonstrations=first.demonstrations,
         fingerprint=dict(first.fingerprint), data_hashes=first.data_hashes,
-        higher_is_better=first.higher_is_better, skipped=dict(first.skipped),
+        skipped=dict(first.skipped),
     )  # fmt: skip
-    merged.epochs = len(runs)
     if first.units is not None:
         merged.units = [first.units[p] for p in picks[0]]
     for metric in first.scores:

@@ -61,14 +61,12 @@ class TaskItems:
     corpus: dict[str, Any] = field(default_factory=dict)  # corpus metrics (`corpus`), by item
     units: list[str] | None = None  # each item's unit, where items share units
     unit: str | None = None  # what the unit is ("noun phrase")
-    higher_is_better: dict[str, bool] = field(default_factory=dict)
     fingerprint: dict[str, str] = field(default_factory=dict)
     prompt_format: str | None = None  # None: not known (replies scored after the run)
     demonstrations: int | None = None  # shots, where the run records them
     data_hashes: dict[str, str] = field(default_factory=dict)  # item id -> its data's hash
     skipped: dict[str, str] = field(default_factory=dict)  # metric -> why not compared
     benchmark: str | None = None  # ours; None for another package's task
-    epochs: int = 1
 
     @property
     def metrics(self) -> list[str]:
@@ -180,7 +178,6 @@ def bundle_task_items(
             if name in column:
                 table[row, column[name]] = _number(value)
     for name, info in infos.items():
-        found.higher_is_better[name] = info.higher_is_better
         if info.aggregation == "mean":
             values = table[:, column[name]]
             if np.isfinite(values).any():
@@ -210,6 +207,9 @@ def bundle_items(
 
     found, notes = [], []
     for index, record in enumerate(bundle.get("tasks") or []):
+        if not isinstance(record, dict) or not isinstance(record.get("evidence", {}), dict):
+            notes.append(f"{source}: tasks[{index}]: not a task record, left out")
+            continue
         task = record.get("task")
         evidence = record.get("evidence") or {}
         if task not in known_tasks():
@@ -224,7 +224,10 @@ def bundle_items(
         except Refused as err:
             notes.append(f"{source}: {task}: its evidence cannot be read ({err})")
             continue
-        found.append(bundle_task_items(bundle, record, items, source, data_dir))
+        try:
+            found.append(bundle_task_items(bundle, record, items, source, data_dir))
+        except (KeyError, TypeError, ValueError, AttributeError) as err:  # from anyone
+            notes.append(f"{source}: {task}: a malformed record ({type(err).__name__}: {err})")
     return found, notes
 
 
@@ -284,7 +287,7 @@ def lm_eval_items(path: Path, run: Run, cluster: str | None) -> tuple[list[TaskI
 def _lm_eval_task(
     name: str, samples: Path, config: dict[str, Any], cluster: str | None
 ) -> TaskItems:
-    rows = list(results_reader_lines(samples))
+    rows = list(_json_lines(samples))
     filters = sorted({str(row.get("filter", "none")) for row in rows})
     by_doc: dict[str, dict[str, Any]] = {}
     docs: dict[str, dict[str, Any]] = {}
@@ -320,7 +323,7 @@ def _lm_eval_task(
     return items
 
 
-def results_reader_lines(path: Path) -> Iterator[dict[str, Any]]:
+def _json_lines(path: Path) -> Iterator[dict[str, Any]]:
     """A JSON-lines file, one object per line (a line that is not: DataFormatError)."""
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
@@ -361,7 +364,6 @@ def inspect_items(
     ids = sorted({i for metric in values.values() for i in metric}, key=lambda d: (len(d), d))
     items = TaskItems(task, INSPECT, run.model.label, str(path), None, ids, data_hashes=hashes)
     items.version = None if spec.task_version is None else str(spec.task_version)
-    items.epochs = int(getattr(spec.config, "epochs", None) or 1)
     for metric, by_sample in values.items():
         items.scores[metric] = np.asarray(
             [_epoch_mean(by_sample.get(i, [])) for i in ids], dtype=float
