@@ -18,15 +18,16 @@ libraries compute what they can:
   Var(a - b) = Var(a) + Var(b) - 2 Cov(a, b): pairing removes the items' shared difficulty),
   or the clustered standard error of the d_i with C - 1 degrees of freedom; for items that are
   right or wrong (two values, 0 and 1 or 0 and 100), the p-value of the exact McNemar test
-  (``statsmodels.stats.contingency_tables.mcnemar(exact=True)``: a binomial test on the
-  discordant items), beside the t interval of the difference;
+  (the formula of ``statsmodels.stats.contingency_tables.mcnemar(exact=True)``, a binomial
+  test on the discordant items, computed for many pairs at once; the tests check it against
+  statsmodels), beside the t interval of the difference;
 * a corpus metric (BLEU, CIDEr, macro-F1: not a mean over items): a seeded paired
   bootstrap (`resample_counts`, `bootstrap_interval`, `bootstrap_difference`) that resamples
   items with replacement and computes the metric again on each resample
   (`conceptcomb.compare.corpus`); percentile interval, the resamples' standard deviation as
   standard error, and a two-sided p-value from the resampled differences centred on their
-  mean (Koehn 2004, "Statistical Significance Tests for Machine Translation Evaluation";
-  sacrebleu's paired bootstrap does the same);
+  mean, the bootstrap's null distribution (Efron and Tibshirani 1993, "An Introduction to
+  the Bootstrap", ch. 16; Koehn 2004 brought the paired bootstrap to corpus metrics);
 * the minimum detectable difference (`mdd_t`, `mdd_normal`): the smallest true difference
   that a two-sided 5% test finds with 80% power given this number of items and the observed
   spread of the differences (Miller's power analysis; statsmodels' ``TTestPower`` for the
