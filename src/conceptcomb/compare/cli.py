@@ -106,16 +106,12 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
     if args.json:
-        print(json.dumps(to_json(result), indent=2, allow_nan=False, default=_finite))
+        print(json.dumps(to_json(result), indent=2, allow_nan=False))
     elif args.csv:
         print(to_csv(result), end="")
     else:
         print(table(result))
     return 0
-
-
-def _finite(value: Any) -> Any:
-    raise TypeError(f"not JSON: {value!r}")
 
 
 def _clean(value: Any) -> Any:
