@@ -141,7 +141,8 @@ def averaged(runs: list[TaskItems]) -> TaskItems:
     if len(runs) == 1:
         return runs[0]
     first = runs[0]
-    common = [i for i in first.ids if all(i in set(r.ids) for r in runs[1:])]
+    held = [set(r.ids) for r in runs[1:]]
+    common = [i for i in first.ids if all(i in ids for ids in held)]
     rows = [{i: n for n, i in enumerate(r.ids)} for r in runs]
     picks = [np.asarray([row[i] for i in common], dtype=int) for row in rows]
     merged = TaskItems(
