@@ -17,7 +17,7 @@ LAYERS: list[set[str]] = [
     {"scorers", "smollm2"},
     {"frameworks", "samplers"},
     BENCHMARKS,
-    {"benchmarks", "cli", "report", "demo", "_inspect_registry", "testing"},
+    {"benchmarks", "cli", "report", "compare", "demo", "_inspect_registry", "testing"},
 ]
 # The one import upwards: the generator's command iterates the registry (as packaging does),
 # in the function its command calls (`registered`), which nothing in the package calls.

@@ -64,6 +64,7 @@ COVERAGE: dict[str, tuple[str, str | None]] = {
             "conceptcomb export --to eee bundles/*.bundle.json --out eee/"
             ' --organization "Your Lab"',
             "conceptcomb validate-bundle eee/",
+            "conceptcomb compare bundles/*.bundle.json",
             'every_eval_ever validate "$PWD/eee/data/*/*/*/*.json*"',
             "conceptcomb export --to hf bundles/*.bundle.json --out hf/"
             " --dataset-id cggc=OWNER/NAME --dataset-id mcrae=OWNER/NAME",

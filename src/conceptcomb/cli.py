@@ -15,6 +15,7 @@ conceptcomb cggc build --out DIR  # build CGGC (also: cggc stats, cggc report)
 conceptcomb report RESULTS... --out DIR          # leaderboard tables, plots, HTML pages
 conceptcomb submit-bundle RESULTS... --out DIR   # one leaderboard bundle per model run
 conceptcomb validate-bundle FILE... [--rescore]  # checksums, secrets, per-item evidence
+conceptcomb compare RUN RUN [RUN...]             # A - B on the same items, 95% CI, p, MDD
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from conceptcomb.common.lm_eval_paths import include_path_args as include_path_a
 from conceptcomb.common.lm_eval_paths import lm_eval_has_our_tasks as lm_eval_has_our_tasks
 from conceptcomb.common.lm_eval_paths import tasks_path
 from conceptcomb.common.results import ScoreReport
+from conceptcomb.compare import cli as compare_cli
 from conceptcomb.report import cli as report_cli
 from conceptcomb.scorers.cli_options import (
     add_judge_options,
@@ -308,6 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
         if benchmark.commands is not None:
             benchmark.commands(commands)
     report_cli.add_commands(commands)
+    compare_cli.add_command(commands)
     describe_subcommands(parser)
     return parser
 

@@ -75,10 +75,10 @@ def test_the_files_hold_what_the_bundle_holds(exported: Path, group_bundle: Path
     results = {r["evaluation_result_id"]: r for r in data["evaluation_results"]}
     e = results["ccpt_pi_emergent:E"]
     assert e["score_details"]["score"] == pi["metrics"]["E"]["value"]
-    assert (
-        e["score_details"]["uncertainty"]["standard_error"]["value"]
-        == (pi["metrics"]["E"]["stderr"])
-    )
+    # the interval's (conceptcomb.compare.intervals): the framework's, up to rounding
+    standard_error = e["score_details"]["uncertainty"]["standard_error"]["value"]
+    assert standard_error == pi["metrics"]["E"]["interval"]["stderr"]
+    assert standard_error == pytest.approx(pi["metrics"]["E"]["stderr"], rel=1e-12)
     assert e["score_details"]["uncertainty"]["num_samples"] == 200
     config = e["metric_config"]
     assert (config["min_score"], config["max_score"], config["lower_is_better"]) == (0, 100, False)

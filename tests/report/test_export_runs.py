@@ -221,7 +221,7 @@ def test_readme_use_3_commands(
     shutil.copytree(runs / "logs", tmp_path / "logs")
     monkeypatch.chdir(tmp_path)
     commands = readme_use_3()
-    assert commands[0].startswith("conceptcomb submit-bundle") and len(commands) == 9
+    assert commands[0].startswith("conceptcomb submit-bundle") and len(commands) == 10
     for command in commands:
         words = shlex.split(command.replace("$PWD", str(tmp_path)))
         if words[0] == "hf":

@@ -23,6 +23,7 @@ pytestmark = pytest.mark.slow
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable", "chrome")
 OURS_ROW = (0xEA, 0xF3, 0xFF)  # background of our rows (render.CSS: tr.ours td)
 PAPER_BAR = (0xB8, 0xB8, 0xB8)  # the papers' bars in the plots (plots.PAPER_COLOR)
+DIFFERENCE_DOT = (0xC0, 0x39, 0x2B)  # a difference in the ranking's figure (ranking.DOT_COLOR)
 
 
 def find_browser() -> str:
@@ -69,3 +70,10 @@ def test_screenshot_shows_the_table_and_a_plot(real_runs, tmp_path: Path) -> Non
     keep = os.environ.get("CONCEPTCOMB_KEEP_SCREENSHOT")
     if keep:
         shutil.copy(png, keep)
+    # The whole page: the ranking with confidence below the tables, and its figure of the
+    # pairwise differences (the lm-eval and the Inspect run of one model), at 1,400 px.
+    whole = tmp_path / "ccpt-whole.png"
+    screenshot(out / "ccpt.html", whole, tmp_path / "profile", "1400,7000")
+    image = Image.open(whole).convert("RGB")
+    assert colour_count(image, DIFFERENCE_DOT) > 40, "the differences figure is not visible"
+    assert "ccpt_pi_emergent: ranked by E" in (out / "ccpt.html").read_text()

@@ -40,7 +40,15 @@ from conceptcomb.abspyramid.prompts import ANSWERS
 from conceptcomb.abspyramid.scoring import p_yes_from_top_logprobs
 from conceptcomb.abspyramid.tasks import DETECTION, AbsTaskSpec, spec_by_name
 from conceptcomb.common.datafiles import sha256_of
-from conceptcomb.common.evidence import ItemSet, ItemView, RawItem, Recomputed, close, defined
+from conceptcomb.common.evidence import (
+    CorpusInputs,
+    ItemSet,
+    ItemView,
+    RawItem,
+    Recomputed,
+    close,
+    defined,
+)
 from conceptcomb.common.hubfiles import resolve_hub_files
 
 AbsItem = DetectionItem | GenerationItem
@@ -315,6 +323,33 @@ class AbspyramidEvidence:
         if spec.kind == DETECTION:
             return Recomputed(_finite(_detection_metrics(spec, pairs)))
         return _generation_metrics(pairs)
+
+    def corpus_inputs(
+        self, task: str, options: dict[str, Any], pairs: list[tuple[Any, dict[str, Any]]]
+    ) -> dict[str, CorpusInputs]:
+        """Macro-F1 and AUC (detection), BLEU-1/2 and the brevity penalty (generation), from
+        each item scored again as `recompute` scores it."""
+        spec = spec_by_name(task)
+        if spec.kind == DETECTION:
+            rows = [_detection(spec, item, evidence) for item, evidence in pairs]
+            found = {
+                m.MACRO_F1: CorpusInputs("macro-f1", [(r.label, r.pred) for r in rows], m.SCALE)
+            }
+            if not spec.generative:
+                found[m.AUC] = CorpusInputs("auc", [(r.label, r.p_yes) for r in rows], m.SCALE)
+            return found
+        tokens = [
+            (
+                m.tokenize_13a(_prediction(evidence).strip()),
+                [m.tokenize_13a(r.strip()) for r in item.references],
+            )
+            for item, evidence in pairs
+        ]
+        return {
+            m.BLEU1: CorpusInputs("nmt-bleu", tokens, m.SCALE, "precision_1"),
+            m.BLEU2: CorpusInputs("nmt-bleu", tokens, m.SCALE, "precision_2"),
+            m.BLEU_BP: CorpusInputs("nmt-bleu", tokens, 1.0, "brevity_penalty"),
+        }
 
     def aggregate(
         self, task: str, scores: list[dict[str, float]]

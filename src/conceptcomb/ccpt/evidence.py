@@ -52,6 +52,17 @@ def _scores_text(scores: dict[str, float], names: list[str]) -> str:
 
 
 class CcptEvidence:
+    # Items of one noun phrase share it (its head, modifier and reading): their scores are
+    # not independent, so standard errors are clustered by it (`conceptcomb.compare.stats`).
+    UNIT = "noun phrase"
+
+    def unit(self, task: str, doc: Any) -> str | None:
+        """The item's noun phrase, from its doc or test item (lower-cased)."""
+        found = (
+            doc.get("combination") if isinstance(doc, dict) else getattr(doc, "combination", None)
+        )
+        return str(found).strip().lower() if found else None
+
     # --- building ------------------------------------------------------------------------
     def item_key(self, task: str, doc: dict[str, Any], data_dir: str | None = None) -> str | None:
         """The doc's item id, or the test item with the same fields (a user's JSONL)."""

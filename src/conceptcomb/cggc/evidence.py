@@ -44,7 +44,15 @@ from conceptcomb.cggc.verification import (
     edge_questions,
     with_verified,
 )
-from conceptcomb.common.evidence import ItemSet, ItemView, RawItem, Recomputed, close, defined
+from conceptcomb.common.evidence import (
+    CorpusInputs,
+    ItemSet,
+    ItemView,
+    RawItem,
+    Recomputed,
+    close,
+    defined,
+)
 from conceptcomb.common.results import sem
 
 PER_ITEM = ("rouge2", "rougeL", "coverage")  # means of per-item values; the rest are corpus
@@ -136,9 +144,20 @@ def _verdict(item: CggcItem, answer: str, stored: dict[str, Any]) -> tuple[Verif
 
 
 class CggcEvidence:
+    # Items of one concept set (its relation paths, its demonstrations) are not independent:
+    # standard errors are clustered by it (`conceptcomb.compare.stats`).
+    UNIT = "concept set"
+
     def __init__(self) -> None:
         # (item id, answer) -> per-item values: checked per item, then averaged in recompute
         self._values: dict[tuple[str, str], dict[str, float]] = {}
+
+    def unit(self, task: str, doc: Any) -> str | None:
+        """The item's concept set, from its doc or test item."""
+        if isinstance(doc, TestItem):
+            return str(doc.item.concept_set_idx)
+        found = doc.get("concept_set_idx") if isinstance(doc, dict) else None
+        return str(found) if found not in (None, "") else None
 
     # --- building ------------------------------------------------------------------------
     def item_key(self, task: str, doc: dict[str, Any], data_dir: str | None = None) -> str | None:
@@ -240,6 +259,31 @@ class CggcEvidence:
             result.metrics.update(subset.metrics)
             result.not_rechecked.update(subset.not_rechecked)
         return result
+
+    def corpus_inputs(
+        self, task: str, options: dict[str, Any], pairs: list[tuple[TestItem, dict[str, Any]]]
+    ) -> dict[str, CorpusInputs]:
+        """BLEU-3/4 and CIDEr on spaCy tokens as `metrics.bleu` and `metrics.cider` score them
+        (``_verified``: the verified items only). METEOR 1.5 and SPICE are jars that score a
+        corpus at once: not resampled here."""
+        spec = spec_by_name(task)
+        records: list[Any] = []
+        kept: list[bool] = []
+        for test, evidence in pairs:
+            answer = _answer(spec.style, evidence)
+            records.append((metrics.tokenize(answer), [metrics.tokenize(test.item.target)]))
+            if spec.verify:
+                verdict = _verdict(test.item, answer, evidence.get("verification") or {})[0]
+                kept.append(bool(verdict.verified))
+        sets = {"": records}
+        if spec.verify:
+            sets[SUFFIX] = [r if k else None for r, k in zip(records, kept, strict=True)]
+        found = {}
+        for suffix, rows in sets.items():
+            found[f"bleu3{suffix}"] = CorpusInputs("coco-bleu", rows, 100.0, 3)
+            found[f"bleu4{suffix}"] = CorpusInputs("coco-bleu", rows, 100.0, 4)
+            found[f"cider{suffix}"] = CorpusInputs("coco-cider", rows, 10.0)
+        return found
 
     def _table4(self, rows: list[tuple[CggcItem, str, dict]], suffix: str) -> Recomputed:
         """Every Table 4 metric over the rows (named with ``suffix``); none for no rows."""

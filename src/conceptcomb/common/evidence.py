@@ -122,6 +122,41 @@ class CorpusRecheck(Protocol):
         or not (each test item at most once, in the bundle's order)."""
 
 
+@dataclass(frozen=True)
+class CorpusInputs:
+    """What a corpus metric needs of each item to be computed again on bootstrap resamples
+    (`conceptcomb.compare.corpus` builds the computation ``kind`` names): one record per
+    item, in the order of the items given, None for an item the metric leaves out (a
+    ``_verified`` metric's unverified items)."""
+
+    kind: str  # "coco-bleu", "coco-cider", "nmt-bleu", "macro-f1", "auc"
+    records: list[Any]
+    scale: float = 1.0  # the metric's factor (x100 for a percentage)
+    part: Any = None  # the BLEU order ("coco-bleu": 3), the nmt part ("precision_1")
+
+
+class Clustering(Protocol):
+    """What a benchmark whose items share a unit adds to `EvidenceAdapter`: the unit's name
+    (``UNIT``, "noun phrase") and each item's unit, from its doc (lm-eval doc, Inspect
+    metadata) or its test item. Standard errors are clustered by it
+    (`conceptcomb.compare.stats.clustered_stderr`); a bundle's evidence items carry it."""
+
+    UNIT: str
+
+    def unit(self, task: str, doc: Any) -> str | None:
+        """The item's unit (None: unknown)."""
+
+
+class CorpusResampling(Protocol):
+    """What a benchmark with corpus-level metrics adds to `EvidenceAdapter` for their
+    bootstrap intervals and comparisons."""
+
+    def corpus_inputs(
+        self, task: str, options: dict[str, Any], pairs: list[tuple[Any, dict[str, Any]]]
+    ) -> dict[str, CorpusInputs]:
+        """Corpus metric -> its inputs, from (test item, evidence) of each item in order."""
+
+
 @dataclass
 class ItemSet:
     items: dict[str, Any]  # key -> the benchmark's item

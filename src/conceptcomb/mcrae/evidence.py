@@ -111,6 +111,14 @@ def _replayed(item: PinnedGold, evidence: dict[str, Any]) -> tuple[list[str], di
 
 
 class McraeEvidence:
+    # One item per concept: the concept is the unit, and no two items share one (the
+    # standard errors are the items' own; said so in the README).
+    UNIT = "concept"
+
+    def unit(self, task: str, doc: Any) -> str | None:
+        found = doc.get("concept") if isinstance(doc, dict) else getattr(doc, "concept", None)
+        return str(found) if found else None
+
     def item_key(self, task: str, doc: dict[str, Any], data_dir: str | None = None) -> str | None:
         concept = str(doc.get("concept") or "")
         return f"{_stem(task)}:{concept}" if concept else None

@@ -5,7 +5,10 @@ For each benchmark the runs touch it writes, into ``DIR``:
 * ``<table>.csv`` per table (values and standard errors in separate columns),
 * ``<benchmark>.md`` with every table of the benchmark,
 * ``<benchmark>_<plot>.png`` (matplotlib) and
-* ``<benchmark>.html``: the tables and the plots in one page with no external resource.
+* ``<benchmark>.html``: the tables and the plots in one page with no external resource;
+* per task that two runs hold: its runs ranked with confidence (rank intervals, values with
+  95% intervals) and ``<task>_differences.png``, the pairwise differences
+  (`conceptcomb.compare.ranking`).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import argparse
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conceptcomb.benchmarks import benchmarks, get
 from conceptcomb.common.errors import ConfigError, DataFormatError
@@ -22,6 +26,9 @@ from conceptcomb.common.tables import Table
 from conceptcomb.report import render
 from conceptcomb.report.runs import nothing_usable, read_runs
 from conceptcomb.report.tables import benchmark_tables
+
+if TYPE_CHECKING:
+    from conceptcomb.compare.ranking import TaskRanking
 
 
 @dataclass
@@ -53,8 +60,15 @@ def _sources(runs: list[Run], benchmark: str) -> list[str]:
 
 
 def write_report(
-    runs: list[Run], out: Path, with_published: bool = True, with_plots: bool = True
+    runs: list[Run],
+    out: Path,
+    with_published: bool = True,
+    with_plots: bool = True,
+    paths: list[Path] | None = None,
+    data_dir: str | None = None,
 ) -> Written:
+    """The pages; with the results' ``paths``, each task's runs ranked with confidence too
+    (`conceptcomb.compare.ranking`: they need the per-item scores)."""
     found = benchmark_tables(runs, with_published)
     if not found:
         raise DataFormatError(
@@ -64,6 +78,7 @@ def write_report(
         )
     out.mkdir(parents=True, exist_ok=True)
     written = Written()
+    rankings = _rankings(paths, data_dir)
     for benchmark, tables in found.items():
         sections, markdown = [], [f"## {get(benchmark).title}\n"]
         for table in tables:
@@ -74,6 +89,11 @@ def write_report(
             sections.append(render.html_table(table))
             if with_plots:
                 sections += _plots(table, out, written)
+        texts, parts, files, warnings = ranking_sections(rankings, benchmark, out, with_plots)
+        markdown += texts
+        sections += parts
+        written.files += files
+        written.warnings += warnings
         text = "\n".join(markdown)
         (out / f"{benchmark}.md").write_text(text, encoding="utf-8")
         page = render.html_page(get(benchmark).title, sections, _sources(runs, benchmark))
@@ -83,6 +103,23 @@ def write_report(
     for run in runs:
         written.warnings += run.notes
     return written
+
+
+def _rankings(paths: list[Path] | None, data_dir: str | None) -> list[TaskRanking]:
+    if not paths:
+        return []
+    from conceptcomb.compare.ranking import rank
+
+    return rank(paths, data_dir)
+
+
+def ranking_sections(
+    rankings: list[TaskRanking], benchmark: str, out: Path, with_plots: bool
+) -> tuple[list[str], list[str], list[Path], list[str]]:
+    """(Markdown, HTML, files, warnings) of the benchmark's rankings (none without)."""
+    from conceptcomb.compare.ranking import sections
+
+    return sections(rankings, benchmark, out, with_plots) if rankings else ([], [], [], [])
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -113,7 +150,9 @@ def run(args: argparse.Namespace) -> int:
             print(f"note: {note}")
         print(f"conceptcomb: error: {nothing_usable(args.results, runs)}", file=sys.stderr)
         return 1
-    written = write_report(runs, args.out, not args.no_published, not args.no_plots)
+    written = write_report(
+        runs, args.out, not args.no_published, not args.no_plots, args.results, args.data_dir
+    )
     for text in written.markdown.values():
         print(text)
     for warning in dict.fromkeys(written.warnings):

@@ -7,7 +7,9 @@
 * per task: name and version, items evaluated of the total, options, the dataset revision
   and the sha256 of its files, the prompts' hash (the package's templates, and the prompts
   actually sent when the samples are there), the judge and its calibration figure, and the
-  metrics with standard errors;
+  metrics with standard errors and, computed from the items, each one's 95% interval and
+  its method (`conceptcomb.compare.intervals`: clustered by the items' unit, bootstrapped
+  for corpus metrics);
 * per task the per-item evidence (`conceptcomb.common.evidence`): each item's id in the
   pinned dataset, raw reply, parsed answer, judge questions with their ratings, and scores,
   compressed; the judge's identity (endpoint kind, model, decoding) and the hash of its
@@ -39,6 +41,7 @@ from conceptcomb.common.errors import DataFormatError
 from conceptcomb.common.evidence import (
     ENCODING,
     RawItem,
+    decode,
     encode,
     full_inspect_log,
     inspect_items,
@@ -225,7 +228,10 @@ def task_evidence(
         sha = shas.get(key.split(":", 1)[0]) if key else None
         evidence = checker.evidence_item(task.task, raw)
         prompt = {"prompt": raw.prompt} if raw.prompt is not None else {}
-        items.append({"id": f"{sha}:{key}" if sha else None, **evidence, **prompt})
+        # The unit items share (CCPT's noun phrase...): intervals are clustered by it.
+        unit = checker.unit(task.task, raw.doc) if hasattr(checker, "unit") else None
+        shared = {"unit": unit} if unit is not None else {}
+        items.append({"id": f"{sha}:{key}" if sha else None, **evidence, **shared, **prompt})
         identities |= _identities(raw.record)
     return encode(redact(items)), identities
 
@@ -323,10 +329,14 @@ def _number(value: float | None) -> float | None:
     return None if value is None else float(value)
 
 
-def task_record(run: Run, task: TaskRun, calibration: dict[str, Any] | None) -> dict[str, Any]:
+def task_record(
+    run: Run, task: TaskRun, calibration: dict[str, Any] | None, intervals: bool = True
+) -> dict[str, Any]:
+    """The task's record; ``intervals`` False: without them (`conceptcomb compare` reads
+    the items, not the intervals)."""
     datasets = dataset_records(task.benchmark, task.options)
     evidence, identities = task_evidence(run.framework, task, datasets)
-    return {
+    record = {
         "task": task.task,
         "benchmark": task.benchmark,
         "version": task.version,
@@ -350,9 +360,17 @@ def task_record(run: Run, task: TaskRun, calibration: dict[str, Any] | None) -> 
         "source": task.source.name,
         "evidence": evidence,
     }
+    if intervals and "data" in evidence:  # each metric's 95% interval (`compare.intervals`)
+        from conceptcomb.compare.intervals import record_intervals
+
+        data_dir = task.options.get("data_dir")
+        record_intervals(record, decode(evidence, task.task), str(data_dir) if data_dir else None)
+    return record
 
 
-def build_bundle(run: Run, calibration: dict[str, Any] | None = None) -> dict[str, Any]:
+def build_bundle(
+    run: Run, calibration: dict[str, Any] | None = None, intervals: bool = True
+) -> dict[str, Any]:
     bundle = {
         "schema": SCHEMA_ID,
         "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -367,7 +385,9 @@ def build_bundle(run: Run, calibration: dict[str, Any] | None = None) -> dict[st
             "details": run.model.details,
         },
         "generation": run.generation,
-        "tasks": [task_record(run, t, calibration) for _, t in sorted(run.tasks.items())],
+        "tasks": [
+            task_record(run, t, calibration, intervals) for _, t in sorted(run.tasks.items())
+        ],
         "sources": [{"file": p.name, "sha256": sha256_of(p)} for p in run.sources],
         "notes": run.notes,
     }

@@ -37,6 +37,7 @@ from conceptcomb.benchmarks import evidence_adapter, get, known_tasks
 from conceptcomb.common.contract import MetricInfo, Scale
 from conceptcomb.common.errors import ConceptcombError
 from conceptcomb.common.evidence import ItemView, decode, encode
+from conceptcomb.compare.intervals import eee_uncertainty
 from conceptcomb.report.bundle import canonical, find_secrets
 
 SCHEMA_VERSION = "0.3.0"
@@ -600,12 +601,7 @@ def _result(
     """One metric of a task as an EEE evaluation result."""
     name, benchmark = str(task["task"]), str(task["benchmark"])
     claimed = (task.get("metrics") or {}).get(metric) or {}
-    stderr = claimed.get("stderr")
-    uncertainty: dict[str, Any] = {}
-    if isinstance(stderr, int | float) and not isinstance(stderr, bool):
-        uncertainty["standard_error"] = {"value": float(stderr), "method": "analytic"}
-    if isinstance(task.get("items"), int):
-        uncertainty["num_samples"] = task["items"]
+    uncertainty = eee_uncertainty(claimed, task.get("items"))
     details = {
         "items": _text(task.get("items")),
         "items_total": _text(items_total(benchmark, task)),

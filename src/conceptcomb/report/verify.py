@@ -6,6 +6,8 @@ Offline (`check_task`), for each task whose bundle carries evidence:
   all of them: the task is *verified*; some: *partial* (a ``--limit`` run, a subset);
 * each stored reply, parsed again by the task's own code, gives the stored answer; the judge
   questions are those the answer asks; the stored ratings give the stored per-item scores;
+* each metric's recorded 95% interval is the one its per-item scores give
+  (`conceptcomb.compare.intervals`: an edited bound is named);
 * the per-item scores aggregate to the claimed metrics (up to floating-point rounding); a
   benchmark with corpus-level metrics (CGGC's BLEU/CIDEr, AbsPyramid's macro-F1) recomputes
   them from the stored replies instead (`conceptcomb.common.evidence.CorpusRecheck`), and a
@@ -169,12 +171,33 @@ def check_task(
         problems.append(f"evidence: {name}: its metrics cannot be recomputed ({_failure(err)})")
     else:
         problems += _check_metrics(name, task, aggregated, set(not_rechecked))
+    problems += _check_intervals(name, task, items, data_dir, not_rechecked)
     check = TaskCheck(name, VERIFIED, f"all {len(expected)} test items", problems, items)
     check.not_rechecked = not_rechecked
     seen = {evidence.get("id") for _, evidence in pairs}
     if len(seen) < len(expected):
         check.status, check.detail = PARTIAL, f"{len(seen)} of the {len(expected)} test items"
     return check
+
+
+def _check_intervals(
+    name: str,
+    task: dict[str, Any],
+    items: list[dict[str, Any]],
+    data_dir: str | None,
+    not_rechecked: dict[str, str],
+) -> list[str]:
+    """Each metric's recorded 95% interval against the one its items give
+    (`conceptcomb.compare.intervals`); what cannot be recomputed here goes to
+    ``not_rechecked``."""
+    from conceptcomb.compare.intervals import interval_problems
+
+    try:
+        problems, skipped = interval_problems(name, task, items, data_dir)
+    except Exception as err:
+        return [f"evidence: {name}: its intervals cannot be recomputed ({_failure(err)})"]
+    not_rechecked.update(skipped)
+    return problems
 
 
 def _failure(err: Exception) -> str:
