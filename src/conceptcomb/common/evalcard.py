@@ -117,6 +117,13 @@ def version_reader(package: str) -> Callable[[], str]:
     return task_version
 
 
+def card_headline(package: str, task: str) -> str | None:
+    """The card's headline metric of ``task`` (None for a task the card does not list, such
+    as a combination of options of a parametric task)."""
+    entry = load_card(package).tasks.get(task)
+    return entry.headline_metric if entry else None
+
+
 def _yaml(text: str, path: Path) -> Any:
     import yaml
 
