@@ -298,6 +298,8 @@ def lm_eval_sent_text(arguments: Any) -> str | None:
         return None
     requests = [arguments[key] for key in sorted(arguments) if isinstance(arguments[key], dict)]
     text = requests[0].get("arg_0") if requests else None
+    if isinstance(text, list) and len(text) == 1:  # an API model's chat: a JsonChatStr tuple
+        text = text[0]
     return text if isinstance(text, str) else None
 
 

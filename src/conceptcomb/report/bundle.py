@@ -473,7 +473,9 @@ def build_bundle(run: Run, calibration: dict[str, Any] | None = None) -> dict[st
 
 
 def bundle_name(run: Run) -> str:
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{run.model.label}_{run.framework}").strip("-")
+    """``<model>_<framework>.bundle.json``, the model as the bundle names it (no path)."""
+    label = without_local_paths(run.model.label)
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{label}_{run.framework}").strip("-")
     return f"{stem}.bundle.json"
 
 
