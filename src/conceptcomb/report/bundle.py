@@ -182,19 +182,6 @@ def without_local_paths(value: Any) -> Any:
     return value
 
 
-def local_paths(value: Any, where: str = "bundle") -> Iterator[str]:
-    """Where a value holds an absolute local path (the packed evidence aside)."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not _packed(value, key):
-                yield from local_paths(item, f"{where}.{key}")
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from local_paths(item, f"{where}[{index}]")
-    elif isinstance(value, str) and LOCAL_PATH.search(value):
-        yield where
-
-
 # --- hashes ---------------------------------------------------------------------------------
 def canonical(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()

@@ -553,8 +553,12 @@ def instance_rows(
     choices = list(view.choices) if view.choices else _lm_eval_choices(evidence.get("prompt"))
     # The same for an item whichever framework sent it: the framework's own record of the
     # prompt (lm-eval's templated text, which Inspect does not log) is in the metadata.
-    sample_input = {"raw": raw, "formatted": None, "reference": view.references}
-    sample_input["choices"] = choices
+    sample_input = {
+        "raw": raw,
+        "formatted": None,
+        "reference": view.references,
+        "choices": choices,
+    }
     interaction, source, turn = _interaction(turns, output, replies, view.source)
     several = len(view.answers) > 1
     attribution = [
