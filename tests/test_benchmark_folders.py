@@ -78,3 +78,23 @@ def test_the_rooms_are_found() -> None:
     """The checks above see the subfolders (they would pass on none)."""
     assert [room.name for room in _rooms("cggc")] == ["analysis", "dataset_build"]
     assert {p.stem for p in (PACKAGE / "ccpt" / "methods").glob("*.py")} >= {"oracle"}
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_the_readme_has_inspect_evals_sections(benchmark: str) -> None:
+    """inspect_evals' READMEs have Dataset, Scoring and Evaluation Report sections; a report
+    gives, for each figure, the command that printed it, its date and the task version (or
+    says why nothing could be reproduced)."""
+    readme = (PACKAGE / benchmark / "README.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## (.+)$", readme, re.M)
+    assert {"Dataset", "Scoring", "Evaluation Report"} <= set(headings), headings
+    report = re.search(r"^## Evaluation Report\n(.*?)(?=^## )", readme, re.S | re.M)
+    assert report is not None
+    text = report.group(1)
+    assert "```bash" in text, f"{benchmark}: the report names no command"
+    figures = re.findall(r"^\|.*\d+\.\d.*\|$", text, re.M)
+    if figures:  # figures: dated, versioned
+        assert re.search(r"\b20\d\d-\d\d-\d\d\b", text), f"{benchmark}: undated figures"
+        assert re.search(r"version\s+\d+\.\d+", text), f"{benchmark}: no task version"
+    else:
+        assert "No figure" in text, f"{benchmark}: an empty report must say why"

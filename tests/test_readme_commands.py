@@ -62,11 +62,12 @@ COVERAGE: dict[str, tuple[str, str | None]] = {
     **dict.fromkeys(
         [
             "conceptcomb export --to eee bundles/*.bundle.json --out eee/"
-            ' --organization "Your Lab"',
+            ' --organization "Your Lab" --model-id Qwen/Qwen2.5-7B-Instruct',
             "conceptcomb validate-bundle eee/",
             "conceptcomb compare bundles/*.bundle.json",
             'every_eval_ever validate "$PWD/eee/data/*/*/*/*.json*"',
             "conceptcomb export --to hf bundles/*.bundle.json --out hf/"
+            " --model-id Qwen/Qwen2.5-7B-Instruct"
             " --dataset-id cggc=OWNER/NAME --dataset-id mcrae=OWNER/NAME",
         ],
         ("test", USE_3),

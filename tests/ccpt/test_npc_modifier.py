@@ -10,15 +10,12 @@ the modifier they judged (``..._modifier``) and GPT-4o's ratings. The tests read
 from __future__ import annotations
 
 import ast
-import csv
 import hashlib
 import json
 import math
 import os
 import statistics
 from collections import Counter
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -35,6 +32,7 @@ from conceptcomb.cli import main
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.testing.judge_server import LoopbackServer
+from conceptcomb.testing.recorded import recorded_replies, replay_table
 from tests.ccpt.conftest import run_lm_eval
 from tests.ccpt.test_inspect import means, run_task
 from tests.ccpt.test_lm_eval import task_manager
@@ -93,66 +91,6 @@ def results_dir() -> Path:
     )
 
 
-@dataclass(frozen=True)
-class Recorded:
-    """One reply of the authors' results and what they judged for it."""
-
-    position: int  # row = item of the NPC test subset
-    reply: str
-    root: str
-    prop: str
-    combination: str  # as judged
-    modifier: str  # as judged
-    ratings: tuple[int, int, int]  # GPT-4o's 1-10: noun phrase, modifier, head
-
-
-def _rows(path: Path) -> list[dict[str, str]]:
-    csv.field_size_limit(1 << 30)
-    with path.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
-
-
-def _replies(cell: str) -> list[str]:
-    """The list of replies the authors stored as its Python repr (some rewritten in place
-    by their format checker, which no longer parse: then the cell is the reply)."""
-    try:
-        value = ast.literal_eval(cell)
-    except (ValueError, SyntaxError):
-        return [cell]
-    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
-
-
-def _rating(relevance: str) -> int:
-    return round(1 + 9 * float(relevance))
-
-
-def recorded_replies(path: Path, run: str | None = None) -> Iterator[Recorded]:
-    """Every judged reply of a results file (``run``: one column prefix, e.g. gpt-4o_naive_0)."""
-    rows = _rows(path)
-    for column in [c for c in rows[0] if c.endswith("_modifier") and not c.startswith("meta.")]:
-        prefix = column.removesuffix("_modifier")  # model_method_seed[_i]
-        if run is not None and prefix != run:
-            continue
-        model, method, seed, *draw = prefix.split("_")
-        for position, row in enumerate(rows):
-            replies = _replies(row[f"{model}_{method}_{seed}_generated_"])
-            reply = replies[min(int(draw[0]), len(replies) - 1)] if draw else replies[-1]
-            ratings = (
-                _rating(row[f"{prefix}_combination_relevance"]),
-                _rating(row[f"{prefix}_modifier_relevance"]),
-                _rating(row["meta.root_gpt-4o_relevance"]),
-            )
-            yield Recorded(
-                position,
-                reply,
-                row["root"],
-                row["property"],
-                row[f"{prefix}_combination"],
-                row[column],
-                ratings,
-            )
-
-
 def test_judged_modifier_is_the_one_the_authors_rated(results_dir: Path) -> None:
     """Acceptance: >= 98% of the recorded replies; the rest listed in EXCEPTIONS."""
     compared = agree = surface_agree = 0
@@ -186,14 +124,7 @@ def test_judged_modifier_is_the_one_the_authors_rated(results_dir: Path) -> None
 def _gpt4o_base_seed(results_dir: Path, seed: int) -> tuple[list[str], dict, set, list]:
     """(replies, the recorded ratings as a replay table, pairs recorded twice, rows)."""
     recorded = list(recorded_replies(results_dir / GPT4O_BASE, f"gpt-4o_naive_{seed}"))
-    table: dict[tuple[str, str], int] = {}
-    twice: set[tuple[str, str]] = set()
-    for r in recorded:
-        prop = r.prop.strip().lower()
-        for concept, rating in zip((r.combination, r.modifier, r.root), r.ratings, strict=True):
-            key = (concept.strip().lower(), prop)
-            if table.setdefault(key, rating) != rating:
-                twice.add(key)
+    table, twice = replay_table(recorded)
     return [r.reply for r in recorded], table, twice, recorded
 
 
@@ -398,3 +329,28 @@ def test_lm_eval_cli_run_records_the_rule(
     for name in ("R_HMP", "R_NP", "E", "format_failures"):
         if f"{name},judged" in metrics:
             assert math.isclose(rescored[name]["value"], metrics[f"{name},judged"], abs_tol=1e-9)
+
+
+def test_the_replay_script_prints_table_3s_rows(results_dir: Path) -> None:
+    """scripts/replay_ccpt_npc.py, whose table the README's Evaluation Report shows."""
+    import subprocess
+    import sys
+
+    script = Path(__file__).parents[2] / "scripts" / "replay_ccpt_npc.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--results", str(results_dir)],
+        capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {
+        tuple(cells[1:3]): cells[3:]
+        for line in done.stdout.splitlines()
+        if line.startswith("| ") and len(cells := [c.strip() for c in line.split("|")]) > 8
+    }
+    seeds, *ours, unanswered, published = rows[("GPT-4o", "Base")][:6]
+    ours = [float(value) for value in ours]
+    paper = [float(value) for value in published.split(" / ")]
+    assert (seeds, unanswered) == ("3", "0")
+    assert paper == list(TABLE_3_GPT4O_BASE.values())
+    assert all(abs(a - b) <= 0.3 for a, b in zip(ours, paper, strict=True)), (ours, paper)
+    assert len(rows) == 1 + 9  # the header and Base / CoT of the models the files hold

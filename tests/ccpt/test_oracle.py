@@ -153,3 +153,29 @@ def test_lm_eval_yaml_samples_five_replies_as_appendix_b1() -> None:
     for line in ("repeats: 5", "do_sample: true", "temperature: 0.7", "top_p: 0.95"):
         assert line in text
     assert "- metric: E_oracle" in text and "- metric: E\n" not in text
+
+
+def test_sample_n_keeps_n_replies_each_drawn_with_its_own_seed(tmp_path: Path) -> None:
+    """The solver by itself: N calls on the same conversation, the k-th with seed
+    ``seed * N + k`` in a seeded run (none in an unseeded one), every reply kept."""
+    from inspect_ai import Task
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput, get_model
+
+    from conceptcomb.ccpt.methods.inspect_solvers import sample_n
+    from conceptcomb.common.offline import prime_tiktoken_cache
+
+    prime_tiktoken_cache()  # mockllm counts tokens with o200k_base, offline
+    for seed, expected in ((4, [12, 13, 14]), (None, [None, None, None])):
+        outputs = [ModelOutput.from_content("mockllm/model", text) for text in ("a", "b", "c")]
+        model = get_model("mockllm/model", custom_outputs=outputs)
+        task = Task(dataset=[Sample(input="Name a property.")], solver=sample_n(3))
+        [log] = inspect_eval(task, model=model, seed=seed, log_dir=str(tmp_path), display="none")
+        assert log.status == "success", log.error
+        [sample] = log.samples
+        assert [choice.message.text for choice in sample.output.choices] == ["a", "b", "c"]
+        assert sample.metadata["replies"] == ["a", "b", "c"]
+        assert [m.role for m in sample.messages] == ["user", "assistant"]  # the first reply
+        calls = [event for event in sample.events if event.event == "model"]
+        assert sorted((call.config.seed for call in calls), key=str) == expected
+        assert all(call.input[-1].text == "Name a property." for call in calls)

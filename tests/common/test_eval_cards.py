@@ -20,7 +20,7 @@ import pytest
 from conceptcomb.benchmarks import benchmarks, get
 from conceptcomb.common.contract import PERCENT, PROPORTION
 from conceptcomb.common.errors import DataFormatError
-from conceptcomb.common.evalcard import card_path, load_card, parse_card
+from conceptcomb.common.evalcard import GROUPS, card_path, load_card, parse_card
 from tests.conftest import REPO, SHARED_DATA
 
 KEYS = [benchmark.key for benchmark in benchmarks()]
@@ -65,6 +65,17 @@ def test_the_card_lists_every_task_with_its_names_and_a_headline_metric(key: str
         ), name
         assert entry.lm_eval_task == (name if name in leaves else None), name
     assert {t.lm_eval_task for t in card.tasks.values()} - {None} == leaves
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_the_card_has_inspect_evals_group_and_contributors(key: str) -> None:
+    """inspect_evals' EvalMetadata requires both: a catalogue group and who implemented it."""
+    import yaml
+
+    raw = yaml.safe_load(card_path(f"conceptcomb.{key}").read_text(encoding="utf-8"))
+    card = get(key).card
+    assert raw["group"] == card.group in GROUPS
+    assert raw["contributors"] == list(card.contributors) != []
 
 
 @pytest.mark.parametrize("key", KEYS)
@@ -205,6 +216,10 @@ def test_each_changelogs_latest_version_is_the_cards(key: str) -> None:
         (lambda c: c["tasks"][0].update(dataset_samples="many"), "tasks[0].dataset_samples"),
         (lambda c: c["tasks"].append(dict(c["tasks"][0])), "listed twice: ccpt_pi_emergent"),
         (lambda c: c["paper"].pop("citation"), "paper.citation: expected"),
+        (lambda c: c.pop("group"), "group: expected str"),
+        (lambda c: c.update(group="Concepts"), "group: 'Concepts' is not one of"),
+        (lambda c: c.pop("contributors"), "contributors: expected list"),
+        (lambda c: c.update(contributors=[]), "contributors: expected a list of names"),
     ],
 )
 def test_a_malformed_card_is_named_with_its_field(edit, message: str, tmp_path: Path) -> None:

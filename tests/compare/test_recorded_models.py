@@ -17,8 +17,8 @@ from statsmodels.regression.linear_model import OLS
 from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.tasks import NPC_EMERGENT, CcptTaskSpec
 from conceptcomb.testing.judge_server import LoopbackServer
-from conceptcomb.testing.recorded import score_predictions
-from tests.ccpt.test_npc_modifier import _rows, recorded_replies, results_dir  # noqa: F401
+from conceptcomb.testing.recorded import csv_rows, recorded_replies, score_predictions
+from tests.ccpt.test_npc_modifier import results_dir  # noqa: F401
 from tests.report.eee_support import run_cli
 
 pytestmark = pytest.mark.shared_data
@@ -55,7 +55,8 @@ def _score(folder_of_results: Path, out: Path, model: str) -> tuple[Path, list[f
             "--judge-model", "gpt-4o", "--judge-cache", "off",
         )  # fmt: skip
         assert len(judge.stats.unknown) <= 10  # the authors' rule judged a few others
-    authors = [100 * float(row[f"{prefix}_emergence"]) for row in _rows(folder_of_results / name)]
+    rows = csv_rows(folder_of_results / name)
+    authors = [100 * float(row[f"{prefix}_emergence"]) for row in rows]
     return Path(result), authors
 
 

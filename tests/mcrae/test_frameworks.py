@@ -124,3 +124,24 @@ def test_smollm2_in_lm_eval_then_rescored_and_replayed_in_inspect(
     values = means(mock_run(TASK, replies, tmp_path / "inspect"))
     for info in metric_infos():
         assert math.isclose(values[info.name], metrics[f"{info.name},none"], abs_tol=1e-9)
+
+
+def test_mcrae_scorer_matches_a_reply_against_the_concepts_gold(esslli_golds, tmp_path) -> None:
+    """The scorer by itself, on a sample of the real task: a reply listing the concept's
+    gold features scores P@10 = 1 and keeps the properties it parsed; an unrelated one 0."""
+    from inspect_ai import Task
+
+    from conceptcomb.mcrae.inspect_adapter import mcrae_scorer
+
+    sample = TASKS[TASK]().dataset[0]  # chicken
+    gold = "\n".join(gold_phrases(esslli_golds[sample.id]))
+    for reply, p10 in ((gold, 1.0), ("- made of stone\n- a planet", 0.0)):
+        task = Task(dataset=[sample], scorer=mcrae_scorer())
+        outputs = [ModelOutput.from_content(model="mockllm/model", content=reply)]
+        model = get_model("mockllm/model", custom_outputs=outputs)
+        [log] = inspect_eval(task, model=model, display="none", log_dir=str(tmp_path))
+        assert log.status == "success", log.error
+        [score] = log.samples[0].scores.values()
+        assert score.value["P@10"] == p10
+        assert score.metadata["properties"] == score.answer.split("\n")
+        assert len(score.metadata["properties"]) == len(reply.split("\n"))

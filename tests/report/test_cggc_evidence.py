@@ -235,14 +235,14 @@ def test_eee_files_hold_the_verifier_the_demonstrations_and_the_corpus_metrics(
 def test_hub_entries_name_the_dataset_given(
     bundles: dict[str, Path], framework: str, tmp_path: Path
 ) -> None:
-    """The headline of a _verified task is BLEU-4 on the items the verifier kept: a run
-    where it kept none has no value to show, and says so."""
-    claimed = _task(json.loads(bundles[framework].read_text()))["metrics"]["bleu4_verified"]
+    """The headline of a _verified task is ROUGE-2 (the paper's first column) on the items
+    the verifier kept: a run where it kept none has no value to show, and says so."""
+    claimed = _task(json.loads(bundles[framework].read_text()))["metrics"]["rouge2_verified"]
     if claimed["value"] is None:
         code, printed = run_cli("export", "--to", "hf", str(bundles[framework]), "--out",
                                 str(tmp_path), "--dataset-id", "cggc=someone/cggc",
                                 "--model-id", SMOLLM2)  # fmt: skip
-        assert code == 2 and "its headline metric bleu4_verified has no value" in printed
+        assert code == 2 and "its headline metric rouge2_verified has no value" in printed
         return
     (entry,) = hub_entries(bundles[framework], tmp_path, "cggc=someone/cggc")
     assert (entry.dataset_id, entry.task_id) == ("someone/cggc", TASK)

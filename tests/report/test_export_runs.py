@@ -144,7 +144,8 @@ def test_the_files_are_valid_every_eval_ever_and_hold_every_item(
     for row in rows:
         judged = json.loads(row["metadata"]["judged"])
         assert len(judged) == 3 and all(isinstance(rating, float) for *_, rating in judged)
-        assert row["input"]["raw"] and json.loads(row["input"]["formatted"])[1]["gen_args_0"]
+        assert json.loads(row["input"]["raw"])[-1]["role"] == "user"  # the messages sent
+        assert json.loads(row["metadata"]["conceptcomb.prompt"])[1]["gen_args_0"]
         assert row["output"]["raw"] and row["answer_attribution"][0]["extracted_value"]
 
 
@@ -241,7 +242,8 @@ def test_readme_use_3_commands(
         if words[1] == "validate-bundle":
             assert printed.count(f"{TASK}: verified (all 200 test items)") == 2, printed
     assert len(list(Path("bundles").glob("*.bundle.json"))) == 2  # lm-eval's and Inspect's
-    assert len(list(Path("eee").glob("data/ccpt/conceptcomb/ccpt-gold-replies/*.json"))) == 2
+    # the README names the model as use 1 runs it (--model-id), whatever served it here
+    assert len(list(Path("eee").glob("data/ccpt/Qwen/Qwen2.5-7B-Instruct/*.json"))) == 2
     hub = sorted(Path("hf/.eval_results").glob("*.yaml"))  # one file per bundle
     entries = [e for p in hub for e in parse_eval_result_entries(yaml.safe_load(p.read_text()))]
     assert [entry.task_id for entry in entries] == [TASK, TASK]

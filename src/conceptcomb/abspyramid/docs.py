@@ -28,7 +28,7 @@ from conceptcomb.abspyramid.prompts import (
     detection_question,
     generation_prompt,
 )
-from conceptcomb.abspyramid.tasks import DETECTION, AbsTaskSpec
+from conceptcomb.abspyramid.tasks import DETECTION, AbsTaskSpec, spec_by_name
 
 
 def detection_doc(
@@ -83,3 +83,21 @@ def build_docs(
         return [generation_doc(spec, item) for item in items]  # type: ignore[arg-type]
     pools = load_demonstrations(spec.relation, seed, data_dir) if spec.in_context else None
     return [detection_doc(spec, item, pools) for item in items]  # type: ignore[arg-type]
+
+
+def doc_turns(spec: AbsTaskSpec, doc: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (role, text) turns of a doc: the whole prompt, or the instruction, each
+    demonstration (its question, answered) and the item's query (in-context tasks)."""
+    if spec.kind == DETECTION and spec.in_context:
+        turns = [("system", str(doc["instruction"]))]
+        for demo in doc["demos"]:
+            turns += [("user", str(demo["question"])), ("assistant", str(demo["answer"]))]
+        return [*turns, ("user", str(doc["query"]))]
+    return [("user", str(doc["prompt"]))]
+
+
+def chat_messages(
+    task: str, doc: dict[str, Any], options: dict[str, Any] | None = None
+) -> list[tuple[str, str]]:
+    """The chat the task sends for a doc, as both frameworks send it (`doc_turns`)."""
+    return doc_turns(spec_by_name(task), doc)

@@ -295,7 +295,7 @@ class AbspyramidEvidence:
             return ItemView([answer], method, reference)
         stored = "loglikelihoods" if "loglikelihoods" in evidence else "top_logprobs"
         method = f"P(Yes) from the {stored.replace('_', ' ')} of No and Yes, Yes when >= 0.5"
-        return ItemView([answer], method, reference, source=f"metadata.{stored}")
+        return ItemView([answer], method, reference, f"metadata.{stored}", tuple(ANSWERS))
 
     # --- checking ------------------------------------------------------------------------
     def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:

@@ -22,12 +22,13 @@ from typing import Any
 
 from inspect_ai import Task
 from inspect_ai.dataset import Sample
+from inspect_ai.log import HeadlineMetric
 from inspect_ai.model import ChatMessage, GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState
 
 from conceptcomb.abspyramid import metrics as m
-from conceptcomb.abspyramid.docs import build_docs
+from conceptcomb.abspyramid.docs import build_docs, doc_turns
 from conceptcomb.abspyramid.scoring import (
     score_detection_reply,
     score_generation_reply,
@@ -41,6 +42,7 @@ from conceptcomb.abspyramid.tasks import (
     task_version,
 )
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.common.evalcard import card_headline
 from conceptcomb.frameworks.inspect_tasks import ItemMetrics, build_task, chat
 from conceptcomb.frameworks.task_files import InspectTasks, TaskStub
 
@@ -134,13 +136,9 @@ def generation_scorer(spec: AbsTaskSpec) -> Scorer:
 
 
 def sample_input(spec: AbsTaskSpec, doc: dict[str, Any]) -> list[ChatMessage]:
-    """The messages of one sample: the whole prompt, or instruction + demonstrations + query."""
-    if spec.kind == DETECTION and spec.in_context:
-        turns = [("system", doc["instruction"])]
-        for demo in doc["demos"]:
-            turns += [("user", demo["question"]), ("assistant", demo["answer"])]
-        return chat([*turns, ("user", doc["query"])])
-    return chat([("user", doc["prompt"])])
+    """The messages of one sample: the whole prompt, or instruction + demonstrations + query
+    (`conceptcomb.abspyramid.docs.doc_turns`, what bundles record as sent)."""
+    return chat(doc_turns(spec, doc))
 
 
 def generate_config(spec: AbsTaskSpec) -> GenerateConfig:
@@ -168,7 +166,17 @@ def abspyramid_task(
         generate_config(spec),
         task_version(),
         {"benchmark": "abspyramid", "kind": spec.kind, "relation": spec.relation},
+        headline=_headline(spec),
     )
+
+
+def _headline(spec: AbsTaskSpec) -> str | HeadlineMetric | None:
+    """The card's headline: detection's macro-F1 is a corpus metric (`detection_corpus`),
+    generation's ROUGE-L a per-item mean."""
+    name = card_headline("conceptcomb.abspyramid", spec.name)
+    if name is None:
+        return None
+    return HeadlineMetric(metric=name) if spec.kind == DETECTION else name
 
 
 # The parameters of every task's ``@task`` function (Inspect's ``-T`` options).

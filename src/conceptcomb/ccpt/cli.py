@@ -38,10 +38,11 @@ def run_plan(args: argparse.Namespace) -> int:
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
-    from conceptcomb.ccpt.judge_tools.calibration import calibrate
+    from conceptcomb.ccpt.judge_tools.calibration import DEFAULT_PAIRS, calibrate
 
     output = prepare_output(args.output, "--output")
-    report = calibrate(judge_settings(args), args.n, args.seed, args.data_dir)
+    pairs = DEFAULT_PAIRS if args.n is None else args.n
+    report = calibrate(judge_settings(args), pairs, args.seed, args.data_dir)
     warning = judge_failure_warning(report.usage)
     print(report.table())
     print(f"[conceptcomb] {report.usage.summary()}")
@@ -114,7 +115,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     calibrate = judge_commands.add_parser(
         "calibrate", help="correlate a judge with CCPT's human relevance ratings"
     )
-    calibrate.add_argument("--n", type=int, default=300, help="number of pairs (300)")
+    calibrate.add_argument(
+        "--n", type=int, default=None, help="number of pairs (default: 300, as the paper's check)"
+    )
     calibrate.add_argument("--seed", type=int, default=0, help="seed of the sampled pairs (0)")
     calibrate.add_argument(
         "--data-dir",

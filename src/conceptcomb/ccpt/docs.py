@@ -17,7 +17,7 @@ from conceptcomb.ccpt.methods.oracle import base_spec
 from conceptcomb.ccpt.methods.spreading import SaSettings, load_graph, offline_trace
 from conceptcomb.ccpt.methods.spreading_prompts import sa_user_prompt
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
-from conceptcomb.ccpt.tasks import CcptTaskSpec
+from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
 
 # What a doc holds beyond the item, the task and its method's fields: Inspect's sample
 # takes these as its input and target rather than as metadata.
@@ -70,3 +70,25 @@ def sample_parts(doc: dict[str, Any]) -> tuple[str, str, str, dict[str, Any]]:
     """(system prompt, user prompt, target, metadata) of a doc: an Inspect sample's parts."""
     metadata = {key: value for key, value in doc.items() if key not in PROMPT_FIELDS}
     return doc["system_prompt"], doc["prompt"], doc["target"], metadata
+
+
+def chat_messages(
+    task: str, doc: Mapping[str, Any], options: Mapping[str, Any] | None = None
+) -> list[tuple[str, str]] | None:
+    """The chat the task sends for a doc, as both frameworks send it: the system prompt
+    (Table 9), then the user prompt. The doc's own prompts where it carries them (lm-eval's
+    docs), else rendered from its item fields (Inspect's sample metadata, the JSONL lines of
+    `conceptcomb score`); None for spreading activation whose concepts the doc lacks (with
+    the model, the solver finds them during the run)."""
+    if isinstance(doc.get("prompt"), str) and isinstance(doc.get("system_prompt"), str):
+        return [("system", doc["system_prompt"]), ("user", doc["prompt"])]
+    spec = spec_by_name(task)
+    item = CcptItem.from_doc(dict(doc))
+    if spec.spreading:
+        relevant = doc.get("relevant_concepts")
+        if not isinstance(relevant, list):
+            return None
+        prompt = sa_user_prompt(spec, item, [str(concept) for concept in relevant])
+    else:
+        prompt = user_prompt(base_spec(spec) if spec.oracle else spec, item)
+    return [("system", SYSTEM_PROMPT), ("user", prompt)]

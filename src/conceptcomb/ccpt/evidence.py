@@ -19,8 +19,10 @@ from typing import Any
 
 from conceptcomb.ccpt.answers import LEMMA
 from conceptcomb.ccpt.data import CCPT_DATASET, CcptItem, load_items
+from conceptcomb.ccpt.docs import chat_messages
 from conceptcomb.ccpt.methods.oracle import base_spec, best_of, oracle_metric_infos
 from conceptcomb.ccpt.metrics import aggregate
+from conceptcomb.ccpt.modifiers import SURFACE
 from conceptcomb.ccpt.scoring import ItemScore, finish_item, plan_item, without_judge
 from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
 from conceptcomb.common.evidence import ItemSet, ItemView, RawItem, close, defined
@@ -106,6 +108,28 @@ class CcptEvidence:
         return ItemView(answers, ANSWER_METHOD, [])
 
     # --- checking ------------------------------------------------------------------------
+    def chat_messages(
+        self, task: str, item: CcptItem, evidence: dict[str, Any], options: dict[str, Any]
+    ) -> list[tuple[str, str]] | None:
+        """What the task sends the pinned item (None for spreading activation: its
+        concepts come from the run)."""
+        return chat_messages(task, item.as_doc(), options)
+
+    def check_options(
+        self, task: str, options: dict[str, Any], items: list[dict[str, Any]]
+    ) -> list[str]:
+        """``npc_modifier``, where recorded: a rule of the task, the one its items judged."""
+        rule = options.get("npc_modifier")
+        if rule is None:
+            return []
+        if rule not in (LEMMA, SURFACE):
+            return [f"npc_modifier={rule!r} is not a rule of the task ({LEMMA} or {SURFACE})"]
+        records = [record for evidence in items for record in _records(task, evidence)]
+        used = {record.get("npc_modifier") for record in records} - {None}
+        if used - {rule}:
+            return [f"npc_modifier={rule}, but its items judged with {', '.join(sorted(used))}"]
+        return []
+
     def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:
         items = _items(task, data_dir)
         shas = {Path(f.name).stem: f.sha256 for f in CCPT_DATASET.files}
@@ -190,6 +214,13 @@ def _replies(
         (base_spec(spec), {**sample, "reply": reply})
         for reply, sample in zip(replies, samples, strict=False)
     ]
+
+
+def _records(task: str, evidence: dict[str, Any]) -> list[dict[str, Any]]:
+    """An item's per-reply records (a multi-oracle item's samples; else the item itself)."""
+    if spec_by_name(task).oracle:
+        return [s for s in evidence.get("samples") or [] if isinstance(s, dict)]
+    return [evidence]
 
 
 def _reply_evidence(

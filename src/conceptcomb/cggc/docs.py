@@ -15,7 +15,7 @@ from typing import Any
 
 from conceptcomb.cggc.data import CggcDataset, CggcItem, load_dataset
 from conceptcomb.cggc.demos import DemoIndex, DemoSpec, cggc_demonstrations
-from conceptcomb.cggc.prompts import question
+from conceptcomb.cggc.prompts import chat_turns, question, style_named
 from conceptcomb.cggc.tasks import CggcTaskSpec, TaskOptions
 from conceptcomb.common.demonstrations import OrderedDemonstrations
 from conceptcomb.common.errors import DataUnavailableError
@@ -146,3 +146,29 @@ def item_doc(
         "demonstration_labels": [d.graph_label for d in demos],
         "demonstration_types": [d.structure or "" for d in demos],
     }
+
+
+@lru_cache(maxsize=8)  # CggcDataset hashes by identity
+def _by_id(dataset: CggcDataset, setting: str) -> dict[str, CggcItem]:
+    return {item.item_id: item for item in demonstration_pool(dataset, setting)}
+
+
+def chat_messages(
+    task: str, doc: dict[str, Any], options: dict[str, Any] | None = None
+) -> list[tuple[str, str]]:
+    """The chat the task sends for a doc (`item_doc`), as both frameworks send it: the
+    instruction, each demonstration a user block answered by its sentence, then the item
+    (`conceptcomb.cggc.prompts.chat_turns`); the demonstrations are read, by their ids, from
+    the dataset the run read (the doc's ``data_dir``, else ``options``', else the shipped)."""
+    item = CggcItem.from_doc(doc)
+    data_dir = doc.get("data_dir") or (options or {}).get("data_dir") or None
+    pool = _by_id(load_dataset(data_dir), str(doc.get("setting") or "ood"))
+    try:
+        demos = [pool[str(name)] for name in doc.get("demonstration_ids") or []]
+    except KeyError as err:
+        raise DataUnavailableError(
+            f"{task} item {item.item_id}: demonstration {err} is not in the dataset at "
+            f"{data_dir or 'the shipped folder'}: name the dataset the run read (--data-dir)."
+        ) from None
+    style = style_named(str(doc.get("prompt_style") or "paper"))
+    return chat_turns(item, demos, style, int(doc.get("seed") or 0))

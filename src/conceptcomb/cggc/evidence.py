@@ -32,7 +32,7 @@ from conceptcomb.cggc.data import (
     dataset_dir,
     read_bytes,
 )
-from conceptcomb.cggc.docs import task_pairs
+from conceptcomb.cggc.docs import chat_messages, task_pairs
 from conceptcomb.cggc.metrics import Scored
 from conceptcomb.cggc.scoring import prediction_of
 from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
@@ -44,6 +44,7 @@ from conceptcomb.cggc.verification import (
     edge_questions,
     with_verified,
 )
+from conceptcomb.common.errors import ConceptcombError
 from conceptcomb.common.evidence import (
     CorpusInputs,
     ItemSet,
@@ -199,6 +200,31 @@ class CggcEvidence:
         wanted = {**options, "data_dir": data_dir or options.get("data_dir")}
         items = _test_items(task, _frozen(wanted))
         return ItemSet(dict(items), file_digests(_options(wanted).data_dir))
+
+    def chat_messages(
+        self, task: str, item: TestItem, evidence: dict[str, Any], options: dict[str, Any]
+    ) -> list[tuple[str, str]]:
+        """What the task sends the pinned item with the run's options: its demonstrations
+        as the task's sampler chooses them, in order (`docs.chat_messages`)."""
+        spec, resolved = spec_by_name(task), _options(options)
+        doc = {
+            **item.item.as_doc(),
+            "setting": spec.setting,
+            "prompt_style": spec.style,
+            "seed": resolved.seed,
+            "demonstration_ids": [d.rsplit(":", 1)[-1] for d in item.demonstrations],
+        }
+        return chat_messages(task, doc, {"data_dir": resolved.data_dir})
+
+    def check_options(
+        self, task: str, options: dict[str, Any], items: list[dict[str, Any]]
+    ) -> list[str]:
+        """Options the task takes, with values it accepts, none contradicting its name."""
+        try:
+            _options(options).for_spec(spec_by_name(task))
+        except (ConceptcombError, TypeError, ValueError) as err:
+            return [str(err)]
+        return []
 
     def check_item(self, task: str, item: TestItem, evidence: dict[str, Any]) -> list[str]:
         spec = spec_by_name(task)

@@ -30,6 +30,7 @@ from typing import TypedDict
 
 from inspect_ai import Task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import HeadlineMetric
 from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Solver, TaskState, chain, generate
@@ -56,6 +57,7 @@ from conceptcomb.cggc.verification import (
     edge_questions,
     verification_of,
 )
+from conceptcomb.common.evalcard import card_headline
 from conceptcomb.frameworks.inspect_fewshot import demonstrations_solver
 from conceptcomb.frameworks.inspect_tasks import (
     JudgeOptions,
@@ -185,7 +187,14 @@ def cggc_task(
         },
         solver=chain(cggc_fewshot(spec, options), generate()),
         setup=setup,
+        headline=_headline(spec.name),
     )
+
+
+def _headline(task: str) -> HeadlineMetric | None:
+    """The card's headline, a corpus metric of the scorer (every Table 4 metric is)."""
+    name = card_headline("conceptcomb.cggc", task)
+    return HeadlineMetric(metric=name) if name else None
 
 
 def options_of(values: Mapping[str, object]) -> TaskOptions:

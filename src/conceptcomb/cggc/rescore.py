@@ -17,8 +17,9 @@ from typing import Any
 
 from conceptcomb.cggc import metrics
 from conceptcomb.cggc.data import CggcItem
+from conceptcomb.cggc.docs import chat_messages
 from conceptcomb.cggc.scoring import ScoredReply, score_doc
-from conceptcomb.cggc.tasks import spec_by_name, task_version
+from conceptcomb.cggc.tasks import DEFAULT_K, CggcTaskSpec, spec_by_name, task_version
 from conceptcomb.cggc.verification import (
     SUFFIX,
     VERIFIED_SHARE,
@@ -28,6 +29,7 @@ from conceptcomb.cggc.verification import (
     with_verified,
 )
 from conceptcomb.common.errors import ConfigError, DataFormatError
+from conceptcomb.common.evalcard import load_card
 from conceptcomb.common.predictions import Prediction, read_predictions
 from conceptcomb.common.results import MetricValue, ScoreReport, sem
 from conceptcomb.scorers.judge_settings import JudgeSettings
@@ -56,8 +58,9 @@ def rescore(
     values = _metrics(scored, jars, "")
     if spec.verify:
         values.update(_verification_metrics(scored, verifications, jars))
+    options = scoring_options(predictions.items)
     if samples_output is not None:
-        _write_samples(samples_output, predictions.items, scored, verifications)
+        _write_samples(samples_output, task, predictions.items, scored, verifications, options)
     return ScoreReport(
         task=task,
         version=task_version(),
@@ -71,7 +74,45 @@ def rescore(
         n_items=len(items),
         usage=usage.as_dict() if usage else None,
         samples_output=str(samples_output) if samples_output else None,
+        options=options,
+        n_total=card_samples(spec, options),
     )
+
+
+def card_samples(spec: CggcTaskSpec, options: dict[str, Any]) -> int | None:
+    """The card's test-set size where the options are the defaults it counts (k, seed;
+    packaging and test_type only as the task's name fixes them), else None: other options
+    change which items the pool can serve."""
+    card = load_card("conceptcomb.cggc")
+    named = spec.name if spec.name in card.tasks else None
+    fixed = {"packaging": spec.packaging or None, "test_type": spec.test_type or None}
+    default = options.get("k", DEFAULT_K) == DEFAULT_K and options.get("seed", 0) == 0
+    for name, value in fixed.items():
+        default = default and options.get(name) in (None, value)
+    return card.tasks[named].dataset_samples if named and default else None
+
+
+def scoring_options(predictions: list[Prediction]) -> dict[str, Any]:
+    """The options the replies' docs were made with, as a run records them (`TaskOptions`):
+    what decides the items and their demonstrations (``k``, ``seed``; ``packaging`` and
+    ``test_type`` where the docs set them). The docs must agree: one run's replies."""
+    found: dict[str, set[Any]] = {"k": set(), "seed": set(), "packaging": set(), "test_type": set()}
+    for prediction in predictions:
+        doc = prediction.doc
+        if isinstance(doc.get("demonstration_ids"), list):
+            found["k"].add(len(doc["demonstration_ids"]))
+        if doc.get("seed") is not None:
+            found["seed"].add(int(doc["seed"]))
+        for name in ("packaging", "test_type"):
+            if doc.get(name):
+                found[name].add(str(doc[name]))
+    mixed = sorted(name for name, values in found.items() if len(values) > 1)
+    if mixed:
+        raise DataFormatError(
+            f"the replies' docs disagree on {', '.join(mixed)}: they come from several runs; "
+            "score each run's replies on their own."
+        )
+    return {name: values.pop() for name, values in found.items() if values}
 
 
 def _spice_jars(predictions: list[Prediction]) -> str | None:
@@ -119,12 +160,15 @@ def _verification_metrics(
 
 def _write_samples(
     path: Path,
+    task: str,
     predictions: list[Prediction],
     scored: list[ScoredReply],
     verifications: list[Verification | None],
+    options: dict[str, Any],
 ) -> None:
-    """Per item: the doc, the raw reply, the per-item values and the verifier's answers
-    (leaderboard bundles read them as the evidence)."""
+    """Per item: the doc, the raw reply, the per-item values, the verifier's answers and
+    the chat the task would have sent it, demonstrations included (leaderboard bundles read
+    them as the evidence)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as handle:
         for prediction, score, verification in zip(predictions, scored, verifications, strict=True):
@@ -137,5 +181,6 @@ def _write_samples(
                 "prediction": score.prediction,
                 "metrics": values,
                 "verification": verification.to_json() if verification else None,
+                "messages": chat_messages(task, prediction.doc, options),
             }
             handle.write(json.dumps(line) + "\n")

@@ -90,6 +90,9 @@ class Benchmark:
     * ``tables.py``: ``tables(runs) -> [Table]`` in the papers' layouts (our rows, then the
       papers'), ``plots() -> {table key: [PlotSpec]}``;
     * ``published.py``: ``published() -> [PublishedRow]``, the papers' rows;
+    * ``docs.py``: its items as docs, and ``chat_messages(task, doc, options) -> [(role,
+      text)]``, the chat a task sends for one doc, demonstrations included, as both
+      frameworks send it (bundles record it for lm-eval runs and ``conceptcomb score``);
     * ``templates.py``: ``templates() -> {name: text}``, every prompt its tasks send,
       rendered on placeholders, and ``judge_templates()`` if it has a judge (a bundle
       records their sha256);
@@ -184,6 +187,16 @@ class Benchmark:
 
     def published(self) -> list[PublishedRow]:
         return self._module("published").published()
+
+    def chat_messages(
+        self, task: str, doc: dict[str, Any], options: dict[str, Any] | None = None
+    ) -> list[tuple[str, str]] | None:
+        """The (role, text) messages ``task`` sends for ``doc`` (``docs.py``'s
+        ``chat_messages``; None where the folder has none or the doc cannot say)."""
+        if not self._has("docs"):
+            return None
+        render = getattr(self._module("docs"), "chat_messages", None)
+        return render(task, doc, options or {}) if render else None
 
     def templates(self) -> dict[str, str]:
         return self._module("templates").templates()

@@ -47,10 +47,19 @@ class CardData:
     license: str = ""
 
 
+# inspect_evals' catalogue groups (its EvalMetadata's ``group``).
+GROUPS = (
+    "Assistants", "Bias", "Coding", "Cybersecurity", "Knowledge", "Mathematics", "Multimodal",
+    "Personality", "Reasoning", "Safeguards", "Scheming", "Writing",
+)  # fmt: skip
+
+
 @dataclass(frozen=True)
 class EvalCard:
     path: Path
     title: str
+    group: str  # inspect_evals' catalogue group (`GROUPS`)
+    contributors: tuple[str, ...]  # who implemented it (inspect_evals: GitHub handles)
     description: str
     paper: str  # "Song et al. (NAACL 2025)"
     paper_title: str
@@ -106,6 +115,13 @@ def version_reader(package: str) -> Callable[[], str]:
         return load_card(package).version
 
     return task_version
+
+
+def card_headline(package: str, task: str) -> str | None:
+    """The card's headline metric of ``task`` (None for a task the card does not list, such
+    as a combination of options of a parametric task)."""
+    entry = load_card(package).tasks.get(task)
+    return entry.headline_metric if entry else None
 
 
 def _yaml(text: str, path: Path) -> Any:
@@ -164,6 +180,20 @@ def _data(entry: Any, where: str) -> CardData:
     )
 
 
+def _group(raw: dict[str, Any], where: str) -> str:
+    group = _field(raw, "group", str, where)
+    if group not in GROUPS:
+        raise DataFormatError(f"{where}.group: {group!r} is not one of {', '.join(GROUPS)}")
+    return group
+
+
+def _contributors(raw: dict[str, Any], where: str) -> tuple[str, ...]:
+    names = _field(raw, "contributors", list, where)
+    if not names or not all(isinstance(name, str) and name.strip() for name in names):
+        raise DataFormatError(f"{where}.contributors: expected a list of names (at least one)")
+    return tuple(names)
+
+
 def parse_card(text: str, path: Path) -> EvalCard:
     raw = _yaml(text, path)
     where = str(path)
@@ -183,6 +213,8 @@ def parse_card(text: str, path: Path) -> EvalCard:
     return EvalCard(
         path=path,
         title=_field(raw, "title", str, where),
+        group=_group(raw, where),
+        contributors=_contributors(raw, where),
         description=str(raw.get("description") or "").strip(),
         paper=_field(paper, "citation", str, f"{where}: paper"),
         paper_title=_field(paper, "title", str, f"{where}: paper"),

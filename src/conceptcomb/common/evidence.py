@@ -61,6 +61,7 @@ class ItemView:
     method: str  # how it parsed them
     references: list[str]  # what it was scored against, as the item holds it (ids or text)
     source: str = "output.raw"  # where the answers were read ("metadata.loglikelihoods"...)
+    choices: tuple[str, ...] | None = None  # the answers a log-likelihood task compares
 
 
 class EvidenceAdapter(Protocol):
@@ -305,6 +306,74 @@ def inspect_prompt(sample: Any) -> list[Any]:
     return [str(sample.id), sample.epoch, turns]
 
 
+Turns = list[list[str]]  # [[role, text], ...]: chat messages as a bundle records them
+
+
+def turns_of(messages: Any) -> Turns | None:
+    """``[[role, text], ...]`` from (role, text) pairs or ``{"role", "content"}`` dicts
+    (None unless every message is one, with text)."""
+    if not isinstance(messages, list | tuple) or not messages:
+        return None
+    turns = []
+    for message in messages:
+        if isinstance(message, dict):
+            message = (message.get("role"), message.get("content"))
+        if not isinstance(message, list | tuple) or len(message) != 2:
+            return None
+        role, text = message
+        if not isinstance(role, str) or not isinstance(text, str):
+            return None
+        turns.append([role, text])
+    return turns
+
+
+def lm_eval_sent_text(arguments: Any) -> str | None:
+    """The prompt text of an lm-eval sample's first request (``arg_0``)."""
+    if not isinstance(arguments, dict):
+        return None
+    requests = [arguments[key] for key in sorted(arguments) if isinstance(arguments[key], dict)]
+    text = requests[0].get("arg_0") if requests else None
+    if isinstance(text, list) and len(text) == 1:  # an API model's chat: a JsonChatStr tuple
+        text = text[0]
+    return text if isinstance(text, str) else None
+
+
+def lm_eval_recorded_turns(text: str) -> Turns | None:
+    """The messages lm-eval recorded as sent, where its model sends chat messages (API
+    models: the prompt is their JSON), else None (a local model's chat template applied)."""
+    if not text.startswith("["):
+        return None
+    try:
+        return turns_of(json.loads(text))
+    except json.JSONDecodeError:
+        return None
+
+
+def appear_in_order(turns: Turns, text: str) -> bool:
+    """Whether each message's text appears in ``text`` (a chat-templated prompt), in order:
+    what ties messages rendered from a doc to the prompt a local model received (templates
+    may trim a message's outer whitespace, so the check does too)."""
+    position = 0
+    for _, content in turns:
+        found = text.find(content.strip(), position)
+        if found < 0:
+            return False
+        position = found + len(content.strip())
+    return True
+
+
+def evidence_turns(evidence: dict[str, Any]) -> Turns | None:
+    """The chat messages an evidence item says were sent: its ``messages`` (lm-eval runs,
+    rendered from the doc and checked against the prompt), else the conversation of its
+    ``prompt`` record (Inspect: the log's; ``conceptcomb score``: the task's rendering)."""
+    if "messages" in evidence:
+        return turns_of(evidence["messages"])
+    prompt = evidence.get("prompt")
+    if isinstance(prompt, list) and len(prompt) == 3:
+        return turns_of(prompt[2])
+    return None
+
+
 def prompts_sha256(prompts: list[Any]) -> str:
     """sha256 of a task's sent prompts (`lm_eval_prompt`, `inspect_prompt`), in a fixed
     order: by sample id, then epoch."""
@@ -351,10 +420,20 @@ def inspect_items(log_path: Path) -> tuple[list[RawItem], str | None]:
 
 
 def score_items(samples: Path) -> list[RawItem]:
-    """A ``conceptcomb score --samples-output`` file: the core's records with the replies."""
+    """A ``conceptcomb score --samples-output`` file: the core's records with the replies
+    and, where it records them, the chat messages the task would have sent each item
+    (`rescored_prompt`)."""
     items = []
     for row in _json_lines(samples):
         replies = row.get("responses") or [row.get("response", "")]
         doc = row.get("doc") or {"item_id": row.get("item_id", "")}
-        items.append(RawItem(doc, [str(r) for r in replies], row, row.get("metrics") or {}))
+        turns = turns_of(row.get("messages"))
+        prompt = rescored_prompt(doc, turns) if turns else None
+        items.append(RawItem(doc, [str(r) for r in replies], row, row.get("metrics") or {}, prompt))
     return items
+
+
+def rescored_prompt(doc: dict[str, Any], turns: Turns) -> list[Any]:
+    """The prompt record of a rescored item, as Inspect's (`inspect_prompt`) without an
+    epoch: ``[item id, None, [[role, text], ...]]``, the task's rendering of its doc."""
+    return [str(doc.get("item_id", "")), None, turns]

@@ -43,6 +43,12 @@ class ScoreReport:
     notes: list[str] = field(default_factory=list)
     model_name: str | None = None  # the model that wrote the replies (--model-name)
     samples_output: str | None = None  # the per-item records (--samples-output)
+    # The task options it scored with, as a run records them (lm-eval --metadata, Inspect
+    # -T): what decides its items, prompts and parsing beyond the task's name.
+    options: dict[str, Any] = field(default_factory=dict)
+    # Items of the task's evaluation set with these options, where the benchmark knows it
+    # without its data (the card's count for its default options).
+    n_total: int | None = None
 
     def table(self) -> str:
         """The table lm-eval prints, made by lm-eval's own function."""
@@ -81,6 +87,8 @@ class ScoreReport:
             "notes": self.notes,
             "model_name": self.model_name,
             "samples_output": self.samples_output,
+            "options": self.options,
+            "n_total": self.n_total,
             "conceptcomb_version": conceptcomb.__version__,
             "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         }

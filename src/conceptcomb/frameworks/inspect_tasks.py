@@ -215,12 +215,16 @@ def build_task(
     metadata: dict[str, object],
     solver: Solver | None = None,
     setup: Solver | None = None,
-    headline: str | None = None,
+    headline: str | HeadlineMetric | None = None,
 ) -> Task:
     """An Inspect task of one benchmark: its samples, scorer, generation settings (greedy by
     default; ``--temperature`` etc. override them), version and what the log records;
-    ``headline`` names the per-key score whose mean sums the task up (log listings, the
-    progress line; else Inspect takes the scorer's first metric)."""
+    ``headline`` is the card's headline metric, what sums the task up (log listings, the
+    progress line; else Inspect takes the scorer's first metric): a name is a per-key
+    score's mean (`ItemMetrics`), a `HeadlineMetric` anything else (a corpus metric:
+    ``HeadlineMetric(metric=name)``)."""
+    if isinstance(headline, str):
+        headline = HeadlineMetric(score=headline, metric="mean")
     # Inspect counts tokens with tiktoken's o200k_base, a download: rebuilt offline, once.
     prime_tiktoken_cache()
     return Task(
@@ -231,5 +235,5 @@ def build_task(
         config=config,
         version=version,
         metadata=metadata,
-        headline_metric=HeadlineMetric(score=headline, metric="mean") if headline else None,
+        headline_metric=headline,
     )

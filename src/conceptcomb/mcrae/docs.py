@@ -65,3 +65,10 @@ def build_docs(
     rule, sense_rule = check_tie_rule(tie_rule), check_senses(senses)
     golds = load_golds(spec, data_dir, rule, sense_rule)
     return [build_doc(spec, gold, rule, sense_rule) for gold in golds]
+
+
+def chat_messages(
+    task: str, doc: dict[str, Any], options: dict[str, Any] | None = None
+) -> list[tuple[str, str]]:
+    """The chat the task sends for a doc, as both frameworks send it: the prompt alone."""
+    return [("user", str(doc["prompt"]))]

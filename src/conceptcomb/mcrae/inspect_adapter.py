@@ -15,6 +15,7 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import TaskState
 
+from conceptcomb.common.evalcard import card_headline
 from conceptcomb.frameworks.inspect_tasks import ItemMetrics, build_task, chat
 from conceptcomb.frameworks.task_files import InspectTasks, TaskStub
 from conceptcomb.mcrae.data import CITATION, TERMS_OF_USE
@@ -75,6 +76,7 @@ def mcrae_task(
             "terms_of_use": TERMS_OF_USE,
             "citation": CITATION,
         },
+        headline=card_headline("conceptcomb.mcrae", spec.name),  # P@10, a per-item mean
     )
 
 

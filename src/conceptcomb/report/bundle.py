@@ -37,10 +37,12 @@ from typing import Any
 import conceptcomb
 from conceptcomb.benchmarks import evidence_adapter, get
 from conceptcomb.common.datafiles import sha256_of
-from conceptcomb.common.errors import DataFormatError
+from conceptcomb.common.errors import ConceptcombError, DataFormatError
 from conceptcomb.common.evidence import (
     ENCODING,
     RawItem,
+    Turns,
+    appear_in_order,
     decode,
     encode,
     full_inspect_log,
@@ -48,10 +50,13 @@ from conceptcomb.common.evidence import (
     inspect_prompt,
     lm_eval_items,
     lm_eval_prompt,
+    lm_eval_recorded_turns,
     lm_eval_samples_path,
+    lm_eval_sent_text,
     missing_reason,
     prompts_sha256,
     score_items,
+    turns_of,
 )
 from conceptcomb.common.runs import INSPECT, LM_EVAL, RESCORED, Run, TaskRun
 from conceptcomb.report.datasets import dataset_records
@@ -145,6 +150,41 @@ def _path(path: Any) -> str:
     return path + "".join(reversed(parts))
 
 
+# --- local paths ----------------------------------------------------------------------------
+# An absolute local path inside a string: POSIX or ``~/``, also after ``//`` inside a name
+# (``openai-api/local//home/me/model``), a ``file://`` URL, a Windows drive; not a URL's
+# path (after ``://`` or a host) and not a slash between words ("E / C", "owner/model").
+_PATH_TAIL = r"[^\s,;'\"|<>()\[\]{}]*"
+LOCAL_PATH = re.compile(
+    rf"\bfile://{_PATH_TAIL}"
+    rf"|(?<![\w:/.~-])(?:~(?=/)|/(?=[^/\s])){_PATH_TAIL}"
+    rf"|(?<=[\w.-]/)/(?=[^/\s]){_PATH_TAIL}"
+    rf"|\b[A-Za-z]:\\{_PATH_TAIL}"
+)
+
+
+def _last_part(found: re.Match[str]) -> str:
+    parts = [part for part in re.split(r"[/\\]", found[0]) if part and part != "~"]
+    return parts[-1] if parts else ""
+
+
+def without_local_paths(value: Any) -> Any:
+    """A copy where every absolute local path is its last part (a model folder
+    ``/home/me/.cache/.../smollm2-hf`` -> ``smollm2-hf``): a bundle names no user, home or
+    cache folder, and the same run gives the same bundle on every machine. The packed
+    evidence is left as the run recorded it (its items are checked against the replies)."""
+    if isinstance(value, dict):
+        return {
+            key: item if _packed(value, key) else without_local_paths(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [without_local_paths(item) for item in value]
+    if isinstance(value, str):
+        return LOCAL_PATH.sub(_last_part, value)
+    return value
+
+
 # --- hashes ---------------------------------------------------------------------------------
 def canonical(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
@@ -170,15 +210,50 @@ def _inspect_prompts(task: TaskRun) -> list[Any] | None:
     return [inspect_prompt(sample) for sample in log.samples] if log.samples else None
 
 
+def _rescored_prompts(task: TaskRun) -> list[Any] | None:
+    """The prompts `conceptcomb score` recorded (the task's rendering of each item)."""
+    if task.samples is None or not task.samples.is_file():
+        return None
+    prompts = [item.prompt for item in score_items(task.samples)]
+    return prompts if prompts and all(prompt is not None for prompt in prompts) else None
+
+
 def sent_prompts_sha256(framework: str, task: TaskRun) -> str | None:
     """sha256 of the prompts the model received, from the run's samples (None without),
-    credentials redacted as in the evidence, whose items carry each prompt (``prompt``)."""
+    credentials redacted as in the evidence, whose items carry each prompt (``prompt``);
+    for `conceptcomb score`, of the prompts the task would have sent each item."""
     prompts = None
     if framework == LM_EVAL:
         prompts = _lm_eval_prompts(task)
     elif framework == INSPECT:
         prompts = _inspect_prompts(task)
+    elif framework == RESCORED:
+        prompts = _rescored_prompts(task)
     return prompts_sha256(redact(prompts)) if prompts else None
+
+
+def lm_eval_turns(task: TaskRun, raw: RawItem, generation: dict[str, Any]) -> Turns | None:
+    """The chat messages lm-eval sent for one item: those it recorded (API chat models),
+    else the task's rendering of the doc (`Benchmark.chat_messages`) where the prompt the
+    model received holds them in order (a chat template applied); None for a run without
+    a chat template (the model received plain text) or one that did not keep few-shot
+    demonstrations as turns (``--fewshot_as_multiturn false``)."""
+    text = lm_eval_sent_text(raw.prompt[1]) if raw.prompt and len(raw.prompt) > 1 else None
+    if text is None:
+        return None
+    recorded = lm_eval_recorded_turns(text)
+    if recorded is not None or not generation.get("chat_template_sha"):
+        return recorded
+    try:
+        turns = turns_of(get(task.benchmark).chat_messages(task.task, raw.doc, task.options))
+    except (ConceptcombError, KeyError, TypeError, ValueError):
+        return None  # a doc the task cannot render: the prompt text stands for itself
+    if not turns:
+        return None
+    demonstrations = any(role == "assistant" for role, _ in turns)
+    if demonstrations and generation.get("fewshot_as_multiturn") is False:
+        return None
+    return turns if appear_in_order(turns, text) else None
 
 
 # --- evidence -------------------------------------------------------------------------------
@@ -212,9 +287,14 @@ def _file_shas(datasets: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def task_evidence(
-    framework: str, task: TaskRun, datasets: list[dict[str, Any]]
+    framework: str,
+    task: TaskRun,
+    datasets: list[dict[str, Any]],
+    generation: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], set[str]]:
-    """The task's evidence record for the bundle, and the judge identities its items name."""
+    """The task's evidence record for the bundle, and the judge identities its items name;
+    an lm-eval item also carries the chat messages it was sent (`lm_eval_turns`), which
+    an Inspect item's and a rescored item's ``prompt`` hold."""
     checker = evidence_adapter(task.benchmark)
     if checker is None:
         return {"missing": missing_reason(task.benchmark)}, set()
@@ -228,6 +308,9 @@ def task_evidence(
         sha = shas.get(key.split(":", 1)[0]) if key else None
         evidence = checker.evidence_item(task.task, raw)
         prompt = {"prompt": raw.prompt} if raw.prompt is not None else {}
+        if framework == LM_EVAL:
+            turns = lm_eval_turns(task, raw, generation or {})
+            prompt |= {"messages": turns} if turns else {}
         # The unit items share (CCPT's noun phrase...): intervals are clustered by it.
         unit = checker.unit(task.task, raw.doc) if hasattr(checker, "unit") else None
         shared = {"unit": unit} if unit is not None else {}
@@ -335,7 +418,7 @@ def task_record(
     """The task's record; ``intervals`` False: without them (`conceptcomb compare` reads
     the items, not the intervals)."""
     datasets = dataset_records(task.benchmark, task.options)
-    evidence, identities = task_evidence(run.framework, task, datasets)
+    evidence, identities = task_evidence(run.framework, task, datasets, run.generation)
     record = {
         "task": task.task,
         "benchmark": task.benchmark,
@@ -391,13 +474,15 @@ def build_bundle(
         "sources": [{"file": p.name, "sha256": sha256_of(p)} for p in run.sources],
         "notes": run.notes,
     }
-    bundle = redact(json.loads(json.dumps(bundle, default=str)))
+    bundle = redact(without_local_paths(json.loads(json.dumps(bundle, default=str))))
     bundle["content_sha256"] = content_sha256(bundle)
     return bundle
 
 
 def bundle_name(run: Run) -> str:
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{run.model.label}_{run.framework}").strip("-")
+    """``<model>_<framework>.bundle.json``, the model as the bundle names it (no path)."""
+    label = without_local_paths(run.model.label)
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{label}_{run.framework}").strip("-")
     return f"{stem}.bundle.json"
 
 

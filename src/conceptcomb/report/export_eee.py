@@ -36,7 +36,13 @@ from urllib.parse import urlsplit, urlunsplit
 from conceptcomb.benchmarks import evidence_adapter, get, known_tasks
 from conceptcomb.common.contract import MetricInfo, Scale
 from conceptcomb.common.errors import ConceptcombError
-from conceptcomb.common.evidence import ItemView, decode, encode
+from conceptcomb.common.evidence import (
+    ItemView,
+    decode,
+    encode,
+    evidence_turns,
+    lm_eval_sent_text,
+)
 from conceptcomb.compare.intervals import eee_uncertainty
 from conceptcomb.report.bundle import canonical, find_secrets
 
@@ -51,8 +57,10 @@ BUNDLE_KEY, TASK_KEY, OPTIONS_KEY, FORMAT_KEY = (
     "conceptcomb_export_format",
 )
 EXPORT_SHA_KEY = "conceptcomb_export_sha256"
-# Keys of a row's metadata that are ours, not the item's evidence.
-ITEM_ID, OUTPUT = "conceptcomb.item_id", "conceptcomb.output"
+# Keys of a row's metadata that are ours, not the item's evidence; PROMPT: the framework's
+# own record of what it sent (lm-eval's request arguments, the chat template applied;
+# Inspect's conversation), which ``sent_sha256`` hashes.
+ITEM_ID, OUTPUT, PROMPT = "conceptcomb.item_id", "conceptcomb.output", "conceptcomb.prompt"
 DEPLOYMENT_TYPES = ("self_deployed", "externally_managed", "unknown")
 AVAILABILITY = ("open_weights", "closed_weights", "unknown")
 RELATIONSHIPS = ("first_party", "third_party", "collaborative", "other")
@@ -451,21 +459,33 @@ def partial(benchmark: str, task: dict[str, Any]) -> bool:
 
 
 # --- the rows -------------------------------------------------------------------------------------
-def _prompt_text(prompt: Any) -> tuple[str, list[str] | None]:
-    """The prompt as text (the last user turn for a conversation) and the choices offered
-    (lm-eval's log-likelihood requests), from an item's ``prompt`` record."""
-    if not isinstance(prompt, list) or len(prompt) < 2:
-        return "", None
+def _lm_eval_choices(prompt: Any) -> list[str] | None:
+    """The continuations lm-eval scored (its log-likelihood requests), from an item's
+    ``prompt`` record (``[doc id, {"loglikelihood_args_0": {"arg_0": ..., "arg_1": ...}}]``)."""
+    if not isinstance(prompt, list) or len(prompt) < 2 or not isinstance(prompt[1], dict):
+        return None
     arguments = prompt[1]
-    if isinstance(arguments, dict):  # lm-eval: {"gen_args_0": {"arg_0": prompt, ...}, ...}
-        requests = [arguments[k] for k in sorted(arguments) if isinstance(arguments[k], dict)]
-        text = str(requests[0].get("arg_0", "")) if requests else ""
-        if len(requests) > 1 and all(isinstance(r.get("arg_1"), str) for r in requests):
-            return text, [str(r["arg_1"]).strip() for r in requests]
-        return text, None
-    turns = prompt[2] if len(prompt) > 2 and isinstance(prompt[2], list) else []
-    users = [t[1] for t in turns if isinstance(t, list) and len(t) == 2 and t[0] == "user"]
-    return str(users[-1]) if users else "", None
+    requests = [arguments[k] for k in sorted(arguments) if isinstance(arguments[k], dict)]
+    if len(requests) > 1 and all(isinstance(r.get("arg_1"), str) for r in requests):
+        return [str(r["arg_1"]).strip() for r in requests]
+    return None
+
+
+def messages_text(turns: list[list[str]]) -> str:
+    """Chat messages as EEE's ``input.raw``: their JSON, ``[{"role", "content"}, ...]``."""
+    return json.dumps([{"role": role, "content": text} for role, text in turns], ensure_ascii=False)
+
+
+def sent_input(evidence: dict[str, Any]) -> tuple[str, list[list[str]] | None]:
+    """(``input.raw``, the chat messages) of an item: the messages sent, all turns, the
+    same whichever framework sent them (`conceptcomb.common.evidence.evidence_turns`); a
+    prompt sent as plain text (lm-eval without a chat template) is itself."""
+    turns = evidence_turns(evidence)
+    if turns:
+        return messages_text(turns), turns
+    prompt = evidence.get("prompt")
+    text = lm_eval_sent_text(prompt[1]) if isinstance(prompt, list) and prompt[1:] else None
+    return text or "", None
 
 
 def _view(benchmark: str, task: str, evidence: dict[str, Any]) -> ItemView:
@@ -485,12 +505,37 @@ def _outputs(evidence: dict[str, Any]) -> tuple[str, list[str]]:
 
 
 def item_metadata(evidence: dict[str, Any], output: str) -> dict[str, str]:
-    """Everything the item's evidence holds but its reply and prompt, as JSON texts."""
+    """Everything the item's evidence holds but its reply, as JSON texts (its prompt record
+    under `PROMPT`)."""
     carried = {ITEM_ID: _json(evidence.get("id")), OUTPUT: output}
+    if evidence.get("prompt") is not None:
+        carried[PROMPT] = _json(evidence["prompt"])
     for key, value in evidence.items():
         if key not in ("id", "prompt", output):
             carried[key] = _json(value)
     return carried
+
+
+def _interaction(
+    turns: list[list[str]] | None, output: str, replies: list[str], source: str
+) -> tuple[dict[str, Any], str, int]:
+    """The row's interaction fields (``interaction_type`` with ``output`` or ``messages``),
+    where its answers were read, and the turn they were read from. Demonstrations sent as
+    earlier turns (assistant messages before the reply) make the conversation multi-turn,
+    as Every Eval Ever's own Inspect converter counts it: the row then holds every message,
+    the model's reply the last one; otherwise it is single-turn, the replies its output."""
+    demonstrations = bool(turns) and any(role == "assistant" for role, _ in turns or [])
+    if not (demonstrations and output == "reply" and len(replies) == 1):
+        return {"interaction_type": "single_turn", "output": {"raw": replies}}, source, 0
+    last = len(turns or [])
+    messages = [
+        {"turn_idx": index, "role": role, "content": text}
+        for index, (role, text) in enumerate([*(turns or []), ["assistant", replies[0]]])
+    ]
+    if source == "output.raw":
+        source = f"messages[{last}].content"
+    fields = {"interaction_type": "multi_turn", "output": None, "messages": messages}
+    return fields, source, last
 
 
 def instance_rows(
@@ -505,19 +550,22 @@ def instance_rows(
     aggregate result an item counts in)."""
     output, replies = _outputs(evidence)
     view = _view(benchmark, task, evidence)
-    prompt = evidence.get("prompt")
-    raw, choices = _prompt_text(prompt)
+    raw, turns = sent_input(evidence)
+    choices = list(view.choices) if view.choices else _lm_eval_choices(evidence.get("prompt"))
+    # The same for an item whichever framework sent it: the framework's own record of the
+    # prompt (lm-eval's templated text, which Inspect does not log) is in the metadata.
     sample_input = {
         "raw": raw,
-        "formatted": None if prompt is None else _json(prompt),
+        "formatted": None,
         "reference": view.references,
         "choices": choices,
     }
+    interaction, source, turn = _interaction(turns, output, replies, view.source)
     several = len(view.answers) > 1
     attribution = [
         {
-            "turn_idx": 0,
-            "source": f"{view.source}[{k}]" if several else view.source,
+            "turn_idx": turn,
+            "source": f"{source}[{k}]" if several else source,
             "extracted_value": answer,
             "extraction_method": view.method,
             "is_terminal": True,
@@ -543,13 +591,14 @@ def instance_rows(
                 "evaluation_result_id": f"{task}:{metric}",
                 "sample_id": sample_id,
                 "sample_hash": sample_hash,
-                "interaction_type": "single_turn",
+                "interaction_type": interaction["interaction_type"],
                 "input": sample_input,
-                "output": {"raw": replies},
+                **{k: v for k, v in interaction.items() if k != "interaction_type"},
                 "answer_attribution": attribution,
                 "evaluation": {
                     "score": float(score),
                     "is_correct": best is not None and score == best,
+                    **({"num_turns": len(interaction["messages"])} if turn else {}),
                 },
                 "metadata": metadata,
             }
@@ -814,17 +863,21 @@ def evidence_of_row(row: dict[str, Any]) -> dict[str, Any]:
     metadata = dict(row.get("metadata") or {})
     output = metadata.pop(OUTPUT, "none")
     evidence: dict[str, Any] = {"id": json.loads(metadata.pop(ITEM_ID, "null"))}
+    prompt = metadata.pop(PROMPT, None)
+    if prompt is None:  # files exported before the prompt moved to the metadata
+        prompt = (row.get("input") or {}).get("formatted")
+    if prompt is not None:
+        evidence["prompt"] = json.loads(prompt)
     for key, text in metadata.items():
         evidence[key] = json.loads(text)
     replies = (row.get("output") or {}).get("raw") or []
+    if row.get("interaction_type") == "multi_turn":  # the reply is the last message
+        replies = [str((row.get("messages") or [{}])[-1].get("content"))]
     if output == "reply":
         evidence["reply"] = replies[0] if replies else None
     elif output == "replies":
         evidence["replies"] = list(replies)
-    formatted = (row.get("input") or {}).get("formatted")
-    if formatted is not None:
-        evidence["prompt"] = json.loads(formatted)
-    return evidence
+    return {"id": evidence.pop("id"), **evidence}
 
 
 def bundle_of(aggregates: list[dict[str, Any]], items: dict[str, list[dict]]) -> dict[str, Any]:

@@ -30,7 +30,16 @@ from typing import Any
 
 from conceptcomb.benchmarks import evidence_adapter
 from conceptcomb.common.errors import ConceptcombError
-from conceptcomb.common.evidence import close, defined, prompts_sha256
+from conceptcomb.common.evidence import (
+    appear_in_order,
+    close,
+    defined,
+    evidence_turns,
+    lm_eval_recorded_turns,
+    lm_eval_sent_text,
+    prompts_sha256,
+    turns_of,
+)
 from conceptcomb.report.safe_json import EvidenceBudget, Refused, clip, decode_evidence
 
 VERIFIED, PARTIAL, UNVERIFIED = "verified", "partial", "unverified"
@@ -160,6 +169,9 @@ def check_task(
     problems, pairs = _check_items(name, checker, test.items, expected, items)
     problems += _check_counts(name, task, record, items)
     problems += _check_prompts(name, task, items)
+    problems += _check_options(name, checker, task.get("options"), items)
+    options = task.get("options") if isinstance(task.get("options"), dict) else {}
+    problems += _check_messages(name, checker, {**options, **_data_dir(data_dir)}, pairs)
     not_rechecked: dict[str, str] = {}
     try:
         if hasattr(checker, "recompute"):  # corpus-level metrics, from the stored items
@@ -198,6 +210,11 @@ def _check_intervals(
         return [f"evidence: {name}: its intervals cannot be recomputed ({_failure(err)})"]
     not_rechecked.update(skipped)
     return problems
+
+
+def _data_dir(data_dir: str | None) -> dict[str, str]:
+    """The data folder the checks read (``--data-dir``) over the one the run recorded."""
+    return {"data_dir": data_dir} if data_dir else {}
 
 
 def _failure(err: Exception) -> str:
@@ -271,6 +288,67 @@ def _check_prompts(name: str, task: dict[str, Any], items: list[dict[str, Any]])
         f"evidence: {name}: the items' prompts hash to {found}, but the run's prompts.sent_sha256 "
         f"is {printable(clip(str(sent), 80))}: a prompt was changed after the run"
     ]
+
+
+def _check_options(name: str, checker: Any, options: Any, items: list[dict[str, Any]]) -> list[str]:
+    """The task options the run recorded: a mapping, which the task accepts and its items
+    agree with (`EvidenceAdapter.check_options`, where the benchmark has one)."""
+    if options is None:
+        return []
+    if not isinstance(options, dict):
+        return [f"evidence: {name}: its options are not a mapping of option -> value"]
+    if not hasattr(checker, "check_options"):
+        return []
+    try:
+        found = checker.check_options(name, options, items)
+    except Exception as err:
+        found = [f"they could not be checked ({_failure(err)})"]
+    return [f"evidence: {name} options: {problem}" for problem in found]
+
+
+def _check_messages(
+    name: str, checker: Any, options: Any, pairs: list[tuple[Any, dict[str, Any]]]
+) -> list[str]:
+    """The chat messages an item says it was sent, where the bundle derived them rather
+    than the framework logging them: an lm-eval item's ``messages`` appear in order in the
+    prompt lm-eval logged (which ``sent_sha256`` checks), and they, like the prompt of a
+    rescored item (``[id, None, messages]``), are the task's own rendering of the pinned
+    test item with the run's options (`EvidenceAdapter.chat_messages`, where the benchmark
+    has one; None where the item alone cannot say)."""
+    problems = []
+    render = getattr(checker, "chat_messages", None)
+    options = options if isinstance(options, dict) else {}
+    for number, (item, evidence) in enumerate(pairs):
+        prompt = evidence.get("prompt")
+        derived = "messages" in evidence or (
+            isinstance(prompt, list) and len(prompt) == 3 and prompt[1] is None
+        )
+        if not derived:
+            continue
+        label, turns = _label(evidence.get("id"), number), evidence_turns(evidence)
+        if turns is None:
+            problems.append(f"evidence: {name} item {label}: its messages are not [[role, text]]")
+            continue
+        if "messages" in evidence:
+            text = lm_eval_sent_text(prompt[1]) if isinstance(prompt, list) and prompt[1:] else None
+            recorded = lm_eval_recorded_turns(text) if text else None
+            if text is None or not (recorded == turns or appear_in_order(turns, text)):
+                problems.append(
+                    f"evidence: {name} item {label}: its messages are not in the prompt "
+                    "lm-eval logged for it"
+                )
+                continue
+        try:
+            expected = render(name, item, evidence, options) if render else None
+        except Exception as err:
+            problems.append(f"evidence: {name} item {label}: {_failure(err)}")
+            continue
+        if expected is not None and turns_of(expected) != turns:
+            problems.append(
+                f"evidence: {name} item {label}: its messages are not what the task sends "
+                "this item with the run's options"
+            )
+    return problems
 
 
 def _check_metrics(

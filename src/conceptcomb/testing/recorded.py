@@ -9,11 +9,14 @@ said about the dataset's answers: a full-size run in seconds (benchmarks, tests)
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import csv
 import io
 import json
 import os
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from conceptcomb.ccpt.data import CCPT_DATASET, CcptItem, load_items
@@ -122,3 +125,80 @@ def build_group_bundle(out: Path, data_dir: str | None = None) -> Path:
             npc = ["--npc-modifier", "surface"] if spec.kind == NPC_EMERGENT else []
             results.append(score_predictions(out, spec.name, predictions, MODEL_NAME, *judge, *npc))
     return submit_bundle(results, out)
+
+
+# --- the authors' recorded noun phrase completions (results/npc_emergent_*.csv) -----------
+@dataclass(frozen=True)
+class Recorded:
+    """One reply of the authors' results and what they judged for it."""
+
+    position: int  # row = item of the NPC test subset
+    reply: str
+    root: str
+    prop: str
+    combination: str  # as judged
+    modifier: str  # as judged
+    ratings: tuple[int, int, int]  # GPT-4o's 1-10: noun phrase, modifier, head
+
+
+def csv_rows(path: Path) -> list[dict[str, str]]:
+    csv.field_size_limit(1 << 30)
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def _replies(cell: str) -> list[str]:
+    """The list of replies the authors stored as its Python repr (some rewritten in place
+    by their format checker, which no longer parse: then the cell is the reply)."""
+    try:
+        value = ast.literal_eval(cell)
+    except (ValueError, SyntaxError):
+        return [cell]
+    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
+
+
+def _rating(relevance: str) -> int:
+    return round(1 + 9 * float(relevance))
+
+
+def recorded_replies(path: Path, run: str | None = None) -> Iterator[Recorded]:
+    """Every judged reply of a results file (``run``: one column prefix, e.g. gpt-4o_naive_0)."""
+    rows = csv_rows(path)
+    for column in [c for c in rows[0] if c.endswith("_modifier") and not c.startswith("meta.")]:
+        prefix = column.removesuffix("_modifier")  # model_method_seed[_i]
+        if run is not None and prefix != run:
+            continue
+        model, method, seed, *draw = prefix.split("_")
+        for position, row in enumerate(rows):
+            replies = _replies(row[f"{model}_{method}_{seed}_generated_"])
+            reply = replies[min(int(draw[0]), len(replies) - 1)] if draw else replies[-1]
+            ratings = (
+                _rating(row[f"{prefix}_combination_relevance"]),
+                _rating(row[f"{prefix}_modifier_relevance"]),
+                _rating(row["meta.root_gpt-4o_relevance"]),
+            )
+            yield Recorded(
+                position,
+                reply,
+                row["root"],
+                row["property"],
+                row[f"{prefix}_combination"],
+                row[column],
+                ratings,
+            )
+
+
+def replay_table(
+    recorded: list[Recorded],
+) -> tuple[dict[tuple[str, str], int], set[tuple[str, str]]]:
+    """The recorded ratings as a loopback judge's table ((concept, property) lower-cased ->
+    1-10), and the pairs rated twice with different values (the first rating is kept)."""
+    table: dict[tuple[str, str], int] = {}
+    twice: set[tuple[str, str]] = set()
+    for r in recorded:
+        prop = r.prop.strip().lower()
+        for concept, rating in zip((r.combination, r.modifier, r.root), r.ratings, strict=True):
+            key = (concept.strip().lower(), prop)
+            if table.setdefault(key, rating) != rating:
+                twice.add(key)
+    return table, twice

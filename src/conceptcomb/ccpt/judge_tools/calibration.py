@@ -29,6 +29,9 @@ from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.rating import JudgeUsage, preflight_judge, rate_prompts
 from conceptcomb.scorers.relevance import relevance_prompt
 
+# Pairs rated by default: as many as the paper's own check of its judge (section 6.1).
+DEFAULT_PAIRS = 300
+
 # concept kind -> (concept column, human ratings column, recorded GPT-4o relevance column)
 KINDS = {
     "noun_phrase": (
@@ -221,7 +224,7 @@ class CalibrationReport:
 
 def calibrate(
     settings: JudgeSettings,
-    n_pairs: int = 300,
+    n_pairs: int = DEFAULT_PAIRS,
     seed: int = 0,
     data_dir: str | os.PathLike[str] | None = None,
 ) -> CalibrationReport:

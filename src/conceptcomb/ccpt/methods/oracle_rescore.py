@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from conceptcomb.ccpt.data import CcptItem
+from conceptcomb.ccpt.docs import chat_messages
 from conceptcomb.ccpt.methods.oracle import OracleScore, oracle_metric_infos, score_oracle_replies
 from conceptcomb.ccpt.modifiers import LEMMA, task_rule
+from conceptcomb.ccpt.rescore import card_samples, scoring_options
 from conceptcomb.ccpt.tasks import spec_by_name, task_version
 from conceptcomb.common.contract import MetricInfo
 from conceptcomb.common.errors import ConfigError, DataFormatError
@@ -109,7 +111,7 @@ def rescore_oracle(
     replies = [r for _, r, _ in groups]
     scores, usage = score_oracle_replies(spec, items, replies, settings, npc_modifier)
     if samples_output is not None:
-        _write_samples(samples_output, groups, scores)
+        _write_samples(samples_output, task, groups, scores)
     return ScoreReport(
         task=task,
         version=task_version(),
@@ -120,13 +122,17 @@ def rescore_oracle(
         n_items=len(items),
         usage=usage.as_dict() if usage else None,
         notes=["multi-oracle: best of the N replies per item, an upper bound (Table 3, gray)."],
+        options=scoring_options(spec, npc_modifier),
+        n_total=card_samples(task),
     )
 
 
-def _write_samples(path: Path, groups: list[Group], scores: list[OracleScore]) -> None:
-    """Per item: the core's record, the N raw replies and the item's fields."""
+def _write_samples(path: Path, task: str, groups: list[Group], scores: list[OracleScore]) -> None:
+    """Per item: the core's record, the N raw replies, the item's fields and the chat the
+    task would have sent it (each reply answers the same prompt)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as handle:
         for (doc, replies, _), score in zip(groups, scores, strict=True):
             line = {**score.to_json(), "responses": replies, "doc": doc}
+            line["messages"] = chat_messages(task, doc)
             handle.write(json.dumps(line) + "\n")

@@ -18,6 +18,8 @@ from conceptcomb.common.evidence import full_inspect_log, lm_eval_samples_path
 from conceptcomb.common.runs import TaskRun
 
 PER_ITEM = ("rouge2", "rougeL", "coverage")
+# A gap difference is marked (*) below this p-value: the conventional 5% level.
+ALPHA = 0.05
 ItemScores = dict[str, dict[str, float]]  # item id -> metric -> value
 
 
@@ -97,7 +99,7 @@ def welch_p(a: list[float], b: list[float]) -> float:
     return float(ttest_ind(a, b, equal_var=False).pvalue)
 
 
-def gap_ttests(per_type: Mapping[str, tuple[TaskRun, TaskRun]], alpha: float = 0.05) -> str:
+def gap_ttests(per_type: Mapping[str, tuple[TaskRun, TaskRun]], alpha: float = ALPHA) -> str:
     """One line: per per-item metric, the p-value of each pair of types' per-item gaps."""
     gaps: dict[str, dict[str, list[float]]] = {}
     for kind, (id_task, ood_task) in per_type.items():

@@ -30,7 +30,7 @@ import numpy as np
 
 from conceptcomb.cggc.data import POOL_FILE, TEST_FILE, CggcItem, records_of, write_jsonl
 from conceptcomb.cggc.dataset_build import stats
-from conceptcomb.cggc.dataset_build.embeddings import PACKAGED_MODEL, Encoder
+from conceptcomb.cggc.dataset_build.embeddings import BATCH_SIZE, PACKAGED_MODEL, Encoder
 from conceptcomb.cggc.dataset_build.paths import KnowledgeBase, prune
 from conceptcomb.cggc.dataset_build.sources import (
     COMMONGEN_DATASET,
@@ -39,7 +39,12 @@ from conceptcomb.cggc.dataset_build.sources import (
     read_commongen,
     read_conceptnet,
 )
-from conceptcomb.cggc.dataset_build.splits import check_compositional, split_items
+from conceptcomb.cggc.dataset_build.splits import (
+    MIN_LABEL_ITEMS,
+    TEST_FRACTION,
+    check_compositional,
+    split_items,
+)
 from conceptcomb.cggc.graphs import GraphEdge, nodes_of, structure_type
 from conceptcomb.cggc.relations import make_label
 from conceptcomb.common.conceptnet import (
@@ -63,11 +68,11 @@ class BuildOptions:
     splits: tuple[str, ...] = ("train", "valid")
     seed: int = 0
     limit: int | None = None
-    test_fraction: float = 0.4
-    min_label_items: int = 5
+    test_fraction: float = TEST_FRACTION
+    min_label_items: int = MIN_LABEL_ITEMS
     sbert_model: str = PACKAGED_MODEL
     device: str | None = None
-    batch_size: int = 256
+    batch_size: int = BATCH_SIZE
     workers: int | None = None  # processes of the graphs stage; None: one per core
 
 
@@ -251,12 +256,9 @@ def _pool(shared: _Shared, workers: int) -> Any:
 def _init_worker(shared: _Shared) -> None:
     global _WORKER_SHARED
     _WORKER_SHARED = shared
-    try:  # one BLAS thread per worker: the workers already fill the cores
-        from threadpoolctl import threadpool_limits
+    from threadpoolctl import threadpool_limits  # the cggc-build extra
 
-        threadpool_limits(1)
-    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn
-        pass
+    threadpool_limits(1)  # one BLAS thread per worker: the workers already fill the cores
 
 
 def _worker_chunk(start: int) -> ChunkResults:
@@ -353,19 +355,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--test-fraction",
         type=float,
-        default=0.4,
-        help="share of the compositional items that go to the test set (0.4, Table 12's)",
+        default=TEST_FRACTION,
+        help=f"share of the compositional items that go to the test set ({TEST_FRACTION}, "
+        "Table 12's)",
     )
     parser.add_argument(
         "--min-label-items",
         type=int,
-        default=5,
-        help="fewest items a compositional graph label needs to be kept (5, the paper's)",
+        default=MIN_LABEL_ITEMS,
+        help="fewest items a compositional graph label needs to be kept "
+        f"({MIN_LABEL_ITEMS}, the paper's)",
     )
     parser.add_argument("--sbert-model", default=PACKAGED_MODEL, help="sentence-transformers model")
     parser.add_argument("--device", help="torch device for SBERT (default: automatic)")
     parser.add_argument(
-        "--batch-size", type=int, default=256, help="sentences per SBERT batch (256)"
+        "--batch-size",
+        type=int,
+        default=BATCH_SIZE,
+        help=f"sentences per SBERT batch ({BATCH_SIZE})",
     )
     parser.add_argument(
         "--workers",

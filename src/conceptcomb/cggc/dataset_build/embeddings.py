@@ -31,6 +31,8 @@ from conceptcomb.common.packaged import package_folder
 
 log = logging.getLogger("conceptcomb")
 PACKAGED_MODEL = "packaged:all-MiniLM-L6-v2"
+# Sentences per SBERT forward pass: fits a CPU's memory and a small GPU's with MiniLM.
+BATCH_SIZE = 256
 
 
 def packaged_model_dir() -> Path:
@@ -50,7 +52,7 @@ class Encoder:
     """Batched, cached SBERT encoding."""
 
     def __init__(
-        self, model: str = PACKAGED_MODEL, device: str | None = None, batch_size: int = 256
+        self, model: str = PACKAGED_MODEL, device: str | None = None, batch_size: int = BATCH_SIZE
     ):
         self.model_name = model
         self.device = device

@@ -23,6 +23,11 @@ from dataclasses import dataclass, replace
 from conceptcomb.cggc.data import CggcItem
 from conceptcomb.cggc.relations import split_label
 
+# Table 12: 7,728 test of 19,319 concept sets, about 0.4 of the items.
+TEST_FRACTION = 0.4
+# Section 4.3: a compositional graph label is kept with at least five items.
+MIN_LABEL_ITEMS = 5
+
 
 @dataclass(frozen=True)
 class Split:
@@ -60,7 +65,10 @@ def choose_test_labels(counts: Counter[str], seed: int, test_fraction: float) ->
 
 
 def split_items(
-    items: list[CggcItem], seed: int, test_fraction: float = 0.4, min_items: int = 5
+    items: list[CggcItem],
+    seed: int,
+    test_fraction: float = TEST_FRACTION,
+    min_items: int = MIN_LABEL_ITEMS,
 ) -> Split:
     """Pool and test items (their ``split`` set) from the compositional items."""
     kept = compositional(items, min_items)
