@@ -41,7 +41,9 @@ SOURCE = Path(__file__).resolve().parents[2] / "src"  # this checkout's package
 INSTALLS = {"a": Path("alpha") / "venv", "b": Path("second-prefix") / "deeper" / "env"}
 
 # Where a framework forces a difference between the messages of a task in lm-eval and in
-# Inspect: {task glob: why}. Empty: every task of both sends the same messages.
+# Inspect: {task glob: why}. Empty: every task of both sends the same messages. (The
+# log-likelihood tasks send the same messages too; how each framework scores the answers
+# after them differs, and test_the_log_likelihood_tasks_score_yes_and_no_in_both says how.)
 ALLOWED: dict[str, str] = {}
 
 

@@ -9,7 +9,7 @@ keeping each request body as it arrived. Then
 
 * lm-eval's own command line (``lm_eval run --apply_chat_template --log_samples``, few-shot
   as multi-turn as the command defaults it, lm-eval's default few-shot seed) on every YAML
-  task of ours, its model `RecordingChat`: lm-eval's ``local-chat-completions`` runner,
+  task of ours, its model `LoopbackChat`: lm-eval's ``local-chat-completions`` runner,
   which sends the generation requests to the server and answers the log-likelihood
   requests that a chat endpoint cannot serve (the samples file logs their context and
   continuation);
@@ -46,9 +46,9 @@ from typing import Any
 from conceptcomb.testing.model_server import ModelServer
 
 MODEL = "loopback"  # the model's name in both frameworks' requests
-RECORDER = "conceptcomb-recording-chat"  # lm-eval's --model name of `RecordingChat`
+RUNNER = "conceptcomb-loopback-chat"  # lm-eval's --model name of `LoopbackChat`
 LOGPROBS = {"Yes": -0.5, "No": -1.0}  # the server's first-token alternatives, when asked
-LOGLIKELIHOOD = -1.0  # what `RecordingChat` answers for every continuation
+LOGLIKELIHOOD = -1.0  # what `LoopbackChat` answers for every continuation
 
 
 # --- the tasks -------------------------------------------------------------------------------
@@ -85,12 +85,12 @@ def _chosen(names: Iterable[str], patterns: list[str]) -> list[str]:
 # --- lm-eval ---------------------------------------------------------------------------------
 
 
-def register_recorder() -> None:
-    """`RecordingChat` under lm-eval's model name `RECORDER` (once per process)."""
+def register_runner() -> None:
+    """`LoopbackChat` under lm-eval's model name `RUNNER`."""
     from lm_eval.api.registry import register_model
     from lm_eval.models.openai_completions import LocalChatCompletion
 
-    class RecordingChat(LocalChatCompletion):  # type: ignore[misc]
+    class LoopbackChat(LocalChatCompletion):  # type: ignore[misc]
         """lm-eval's chat-completions runner, which also answers the log-likelihood requests
         a chat endpoint does not serve: `LOGLIKELIHOOD`, not greedy, for each (the samples
         file logs each request's context and continuation)."""
@@ -98,18 +98,18 @@ def register_recorder() -> None:
         def loglikelihood(self, requests: list[Any], **kwargs: Any) -> list[tuple[float, bool]]:
             return [(LOGLIKELIHOOD, False)] * len(requests)
 
-    register_model(RECORDER)(RecordingChat)
+    register_model(RUNNER)(LoopbackChat)
 
 
 def run_lm_eval(tasks: list[str], server: ModelServer, limit: int, out: Path) -> None:
     from conceptcomb.frameworks.lm_eval_our_tasks import main
 
-    register_recorder()
+    register_runner()
     url = f"{server.base_url}/chat/completions"
     code = main(
         [
             "run",
-            "--model", RECORDER,
+            "--model", RUNNER,
             "--model_args", f"model={MODEL},base_url={url},num_concurrent=4,max_retries=1",
             "--tasks", ",".join(tasks),
             "--limit", str(limit),
@@ -119,7 +119,7 @@ def run_lm_eval(tasks: list[str], server: ModelServer, limit: int, out: Path) ->
         ]
     )  # fmt: skip
     if code:
-        raise SystemExit(f"lm_eval ended with status {code}")
+        raise RuntimeError(f"lm_eval ended with status {code}")
 
 
 def _messages(context: Any) -> Any:
@@ -208,7 +208,7 @@ def run_inspect(tasks: list[str], server: ModelServer, limit: int, log_dir: Path
     failed = [f"{log.eval.task}: {log.error.message if log.error else log.status}"
               for log in logs if log.status != "success"]  # fmt: skip
     if failed:
-        raise SystemExit("Inspect runs failed: " + "; ".join(failed))
+        raise RuntimeError("Inspect runs failed: " + "; ".join(failed))
 
 
 # What an Inspect log records of the task itself (not of the run: ids, times, the model).
@@ -300,38 +300,50 @@ def _bodies(server: ModelServer) -> list[Any]:
     return sorted((body.get("messages") for body in server.take_bodies()), key=json.dumps)
 
 
-def capture(limit: int, patterns: list[str], work: Path) -> dict[str, Any]:
+def capture(limit: int, lm_names: list[str], inspect_names: list[str], work: Path) -> dict:
+    """Both frameworks' runs of these tasks, and what was sent and recorded."""
     os.environ["CONCEPTCOMB_JUDGE"] = "off"
-    lm_names = _chosen(lm_eval_tasks(), patterns)
-    inspect_names = _chosen(inspect_tasks(), patterns)
-    result: dict[str, Any] = {"limit": limit}
+    result: dict[str, Any] = {"limit": limit, "lm_eval": {}, "inspect": {}}
+    result["bundles"] = {"lm_eval": {}, "inspect": {}}
     with ModelServer({}, default="", top_logprobs=LOGPROBS, record=True) as server:
-        run_lm_eval(lm_names, server, limit, work / "lm_eval")
+        if lm_names:
+            run_lm_eval(lm_names, server, limit, work / "lm_eval")
         result["wire_lm_eval"] = _bodies(server)
-        run_inspect(inspect_names, server, limit, work / "inspect")
+        if inspect_names:
+            run_inspect(inspect_names, server, limit, work / "inspect")
         result["wire_inspect"] = _bodies(server)
-    result["lm_eval"] = lm_eval_record(work / "lm_eval")
-    result["inspect"] = inspect_record(work / "inspect")
-    result["bundles"] = {
-        "lm_eval": bundle_record(work / "lm_eval"),
-        "inspect": inspect_bundles(work / "inspect"),
-    }
+    if lm_names:
+        result["lm_eval"] = lm_eval_record(work / "lm_eval")
+        result["bundles"]["lm_eval"] = bundle_record(work / "lm_eval")
+    if inspect_names:
+        result["inspect"] = inspect_record(work / "inspect")
+        result["bundles"]["inspect"] = inspect_bundles(work / "inspect")
     return result
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m conceptcomb.testing.sent_prompts", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--out", type=Path, required=True, help="the JSON to write")
     parser.add_argument("--limit", type=int, default=3, help="items per task (3)")
     parser.add_argument("--tasks", nargs="+", default=["*"], help="globs of task names (all)")
     parser.add_argument("--keep", type=Path, help="keep the runs' outputs in this new folder")
     args = parser.parse_args(argv)
+    lm_names, inspect_names = (
+        _chosen(lm_eval_tasks(), args.tasks),
+        _chosen(inspect_tasks(), args.tasks),
+    )
+    if not lm_names and not inspect_names:
+        parser.error(f"--tasks {' '.join(args.tasks)}: no task of this package matches")
+    if args.keep and args.keep.exists():
+        parser.error(f"--keep {args.keep}: already exists; name a new folder")
     if args.keep:
         args.keep.mkdir(parents=True)
-        result = capture(args.limit, args.tasks, args.keep)
+        result = capture(args.limit, lm_names, inspect_names, args.keep)
     else:
         with tempfile.TemporaryDirectory(prefix="sent-prompts-") as work:
-            result = capture(args.limit, args.tasks, Path(work))
+            result = capture(args.limit, lm_names, inspect_names, Path(work))
     text = json.dumps(result, indent=1, sort_keys=True, ensure_ascii=False, default=str)
     args.out.write_text(text + "\n", encoding="utf-8")
     return 0
