@@ -4,6 +4,11 @@ lm-eval 0.4.13 finds task packages only under its own ``lm_eval/tasks/`` folder,
 wheel puts each benchmark's YAML at ``lm_eval/tasks/conceptcomb/<benchmark>/``. The
 benchmarks are read from the registry (`conceptcomb.benchmarks.REGISTRY`) without
 importing the package, which the isolated build environment cannot do.
+
+An editable install gets no copy: it would be the YAML of the day it was installed, and
+the checkout's own (``--include_path "$(conceptcomb tasks-path)"``, what our commands pass
+there) would then define every task a second time, lm-eval warning "overrides existing
+task" for each, or a bare ``lm_eval`` would run the stale copy.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ def registered_benchmarks(root: Path) -> list[str]:
 
 class CustomBuildHook(BuildHookInterface):  # type: ignore[type-arg]
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
-        if self.target_name != "wheel":
+        if self.target_name != "wheel" or version == "editable":
             return
         root = Path(self.root)
         for name in registered_benchmarks(root):

@@ -83,8 +83,9 @@ def task_index(repeats: int) -> None:
 
     import lm_eval.tasks
 
-    # An editable install's stale copy of our YAML in lm-eval makes every index warn about
-    # each task it overrides: the same warnings both ways, which only hide the result.
+    # An editable install made by an older conceptcomb keeps a stale copy of our YAML in
+    # lm-eval, and every index warns about each task it overrides: the same warnings both
+    # ways, which only hide the result.
     logging.getLogger("lm_eval").setLevel(logging.ERROR)
 
     from conceptcomb.common.lm_eval_paths import tasks_path

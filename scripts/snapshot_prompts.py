@@ -48,14 +48,15 @@ import re
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from functools import partial
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the package is imported after prepare_environment
+    from conceptcomb.testing.judge_server import LoopbackServer
 
 REPO = Path(__file__).resolve().parents[1]
 ABSPYRAMID_FIXTURES = REPO / "tests" / "abspyramid" / "fixtures"
@@ -199,7 +200,7 @@ def our_lm_eval_entries(manager: Any) -> tuple[list[str], dict[str, Any]]:
             continue
         if not any(root in str(entry.yaml_path or "") for root in roots):
             continue
-        if kind == "TASK":
+        if kind in ("TASK", "PY_TASK"):  # PY_TASK: a YAML task with its own ``class``
             tasks.append(name)
         else:
             keep = ("group", "task", "aggregate_metric_list", "metadata", "group_alias")
@@ -246,11 +247,11 @@ def requests_by_doc(task: Any, items: int, chat: bool) -> dict[int, list[dict[st
 def lm_eval_hashes(doc: dict[str, Any], target: Any) -> dict[str, str]:
     """The doc's and target's hashes as lm-eval logs them per sample (``--log_samples``; with
     each request's ``prompt_hash`` they make ``task_hashes``, which a leaderboard bundle
-    records as ``framework_task_hash``): the doc's key order counts. The doc is hashed with
-    this checkout's path written ``<repo>`` (CGGC's docs name the packaged data folder)."""
+    records as ``framework_task_hash``): the doc's key order counts. No doc names a path of
+    the install (tests/frameworks/test_same_task_everywhere.py), so it is hashed as is."""
     from lm_eval.utils import handle_non_serializable, hash_string
 
-    text = json.dumps(plain(doc), indent=2, default=handle_non_serializable, ensure_ascii=False)
+    text = json.dumps(doc, indent=2, default=handle_non_serializable, ensure_ascii=False)
     return {"doc_hash": hash_string(text), "target_hash": hash_string(str(target))}
 
 
@@ -445,72 +446,19 @@ def snapshot_inspect(
 # --- judges on the wire --------------------------------------------------------------------
 
 
-class Recorder(BaseHTTPRequestHandler):
-    """An OpenAI-compatible chat endpoint that records each request body and answers the
-    relevance prompt with 7, the verification prompt with yes, anything else with OK."""
-
-    protocol_version = "HTTP/1.1"
-    bodies: ClassVar[list[dict[str, Any]]] = []
-    lock: ClassVar[threading.Lock] = threading.Lock()
-
-    def do_POST(self) -> None:
-        length = int(self.headers.get("Content-Length", 0))
-        body = json.loads(self.rfile.read(length) or b"{}")
-        with self.lock:
-            self.bodies.append({"path": self.path, "body": body})
-        prompt = json.dumps(body.get("messages", ""))
-        if "relevance" in prompt:
-            text = '{"relevance": 7}'
-        elif "Does the sentence express the relation" in prompt:
-            text = '{"answer": "yes"}'
-        else:
-            text = "OK"
-        reply = {
-            "id": "chatcmpl-snapshot",
-            "object": "chat.completion",
-            "created": 0,
-            "model": body.get("model", "judge"),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
-                }
-            ],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-        }
-        data = json.dumps(reply).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self) -> None:
-        self.send_response(404)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @contextmanager
-def recorder() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+def recorder() -> Iterator[LoopbackServer]:
+    """The loopback judge (`conceptcomb.testing.judge_server`), keeping each request body: it
+    answers the relevance prompt with a rating and the verification prompt with a verdict."""
+    from conceptcomb.testing.judge_server import LoopbackServer
+
+    with LoopbackServer(record=True) as server:
+        yield server
 
 
-def taken() -> list[dict[str, Any]]:
+def taken(server: LoopbackServer) -> list[dict[str, Any]]:
     """The requests recorded since the last call, in a fixed order (they run concurrently)."""
-    with Recorder.lock:
-        bodies, Recorder.bodies[:] = list(Recorder.bodies), []
+    bodies = [{"path": "/v1/chat/completions", "body": body} for body in server.take_bodies()]
     return sorted(plain(bodies), key=lambda b: json.dumps(b, sort_keys=True))
 
 
@@ -545,7 +493,7 @@ def judge_at(url: str) -> Iterator[None]:
                 os.environ[key] = value
 
 
-def lm_eval_judge_requests(manager: Any, name: str) -> dict[str, Any]:
+def lm_eval_judge_requests(server: LoopbackServer, manager: Any, name: str) -> dict[str, Any]:
     """lm-eval's path: the first doc's request answered by its gold reply, the task's
     filters applied (the judge or verifier filter asks the recorder)."""
     task = manager.load([name])["tasks"][name]
@@ -555,12 +503,14 @@ def lm_eval_judge_requests(manager: Any, name: str) -> dict[str, Any]:
     reply = gold_reply(doc)
     for instance in task.instances:
         instance.resps = [reply] * instance.repeats
-    taken()
+    taken(server)
     task.apply_filters()
-    return {"reply": reply, "requests": taken()}
+    return {"reply": reply, "requests": taken(server)}
 
 
-def inspect_judge_requests(fn: Any, name: str, log_dir: Path) -> dict[str, Any]:
+def inspect_judge_requests(
+    server: LoopbackServer, fn: Any, name: str, log_dir: Path
+) -> dict[str, Any]:
     """Inspect's path: the task (judge options from ``CONCEPTCOMB_JUDGE*``) on its first
     sample, mockllm answering with the gold reply, scored by the grader at the recorder."""
     from inspect_ai import eval as inspect_eval
@@ -573,13 +523,13 @@ def inspect_judge_requests(fn: Any, name: str, log_dir: Path) -> dict[str, Any]:
         "mockllm/model",
         custom_outputs=[ModelOutput.from_content(model="mockllm/model", content=reply)],
     )
-    taken()
+    taken(server)
     log_ = inspect_eval(task, model=model, limit=1, display="none", log_dir=str(log_dir))[0]
     return {
         "reply": reply,
         "status": log_.status,
         "error": log_.error.message if log_.error else None,
-        "requests": taken(),
+        "requests": taken(server),
     }
 
 
@@ -587,12 +537,12 @@ def snapshot_judges(
     manager: Any, functions: dict[str, Any], log_dir: Path, wanted: Callable[[str], bool]
 ) -> dict[str, Any]:
     found: dict[str, Any] = {}
-    with recorder() as url, judge_at(url):
+    with recorder() as server, judge_at(server.base_url):
         for name in filter(wanted, JUDGED_TASKS):
             fn = functions[f"conceptcomb/{name}"]
             runs: dict[str, Callable[[], dict[str, Any]]] = {
-                "lm_eval": partial(lm_eval_judge_requests, manager, name),
-                "inspect": partial(inspect_judge_requests, fn, name, log_dir),
+                "lm_eval": partial(lm_eval_judge_requests, server, manager, name),
+                "inspect": partial(inspect_judge_requests, server, fn, name, log_dir),
             }
             entry: dict[str, Any] = {}
             for framework, run in runs.items():
@@ -600,7 +550,7 @@ def snapshot_judges(
                     entry[framework] = run()
                 except Exception as err:  # recorded, like a task that cannot be rendered
                     entry[framework] = {"error": f"{type(err).__name__}: {err}"}
-                    taken()
+                    taken(server)
             found[name] = plain(entry)
     return found
 

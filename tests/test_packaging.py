@@ -7,52 +7,25 @@ own copy of lm-eval, borrowing the heavy dependencies from the test environment.
 from __future__ import annotations
 
 import os
-import site
 import subprocess
-import sys
-import venv
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
+from tests.installs import build_wheel, environment
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
 def fresh_env(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("fresh")
-    wheels = root / "wheels"
-    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", str(wheels), str(REPO)]
-    subprocess.run(build, check=True, capture_output=True, timeout=600)
-    env_dir = root / "venv"
-    venv.EnvBuilder(with_pip=True).create(env_dir)
-    python = env_dir / "bin" / "python"
-    # Borrow torch, transformers, inspect... from this environment, after the venv's own
-    # packages on sys.path (a .pth file of plain paths: the editable install is not seen).
-    child_site = subprocess.run(
-        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    Path(child_site, "borrowed.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    """The wheel and its own copy of lm-eval (where the wheel puts our YAML)."""
     import lm_eval
 
-    install = [
-        str(python),
-        "-m",
-        "pip",
-        "install",
-        "--no-deps",
-        "--force-reinstall",
-        "-q",
-        f"lm-eval=={lm_eval.__version__}",
-        *map(str, wheels.glob("conceptcomb-*.whl")),
-    ]
-    subprocess.run(install, check=True, capture_output=True, timeout=600)
-    return env_dir / "bin"
+    root = tmp_path_factory.mktemp("fresh")
+    wheel = build_wheel(root / "wheels")
+    return environment(root / "venv", "--force-reinstall", f"lm-eval=={lm_eval.__version__}",
+                       str(wheel))  # fmt: skip
 
 
 def run(bin_dir: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:

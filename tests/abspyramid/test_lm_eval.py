@@ -59,14 +59,15 @@ def test_in_context_prompt_shows_ten_train_demonstrations(
     assert blocks[1:11] == [f"{d['question']} {d['answer']}" for d in core["demos"]]
     assert all(d["item_id"].startswith("verb:train:") for d in doc["demos"])
     assert blocks[-1] == doc["question"] == doc["query"]
-    # With a chat template: system instruction, then user/assistant turns.
+    # With a chat template: the system instruction (without the blank line that ends it in
+    # the plain-text layout above), then user/assistant turns.
     chat = task.fewshot_context(
         doc, 10, apply_chat_template=True, fewshot_as_multiturn=True,
         chat_template=lambda messages, add_generation_prompt: json.dumps(messages),
     )  # fmt: skip
     messages = json.loads(chat)
     assert [x["role"] for x in messages[:3]] == ["system", "user", "assistant"]
-    assert messages[0]["content"].strip() == doc["instruction"]
+    assert messages[0] == {"role": "system", "content": doc["instruction"]}
     assert [x["content"] for x in messages[2:21:2]] == [d["answer"] for d in doc["demos"]]
     assert messages[-1] == {"role": "user", "content": doc["question"]}
 

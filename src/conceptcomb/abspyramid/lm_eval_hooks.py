@@ -3,18 +3,20 @@
 * `load_dataset` builds the docs with their rendered prompts (``custom_dataset``; options
   ``data_dir``, ``split`` and ``seed`` come from ``--metadata``),
 * `DemoSampler` hands lm-eval each doc's own in-context demonstrations (``_icl`` and
-  ``_icl_cot`` tasks),
+  ``_icl_cot`` tasks), and `InContextTask` (their ``class``) sends the instruction as the
+  system message with no trailing delimiter, as Inspect does,
 * `process_results` scores one doc; macro-F1, ROC-AUC and BLEU are corpus-level, so each
   doc passes its (label, prediction) or (prediction, references) to the aggregations below.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import datasets
 from lm_eval.api.samplers import ContextSampler
+from lm_eval.api.task import ConfigurableTask
 
 from conceptcomb.abspyramid import metrics as m
 from conceptcomb.abspyramid.docs import build_docs
@@ -52,6 +54,36 @@ class DemoSampler(ContextSampler):
                 "demonstrations travel with each doc); do not override them."
             )
         return list(eval_doc["demos"])[:n]
+
+
+class InContextTask(ConfigurableTask):
+    """The in-context tasks: the instruction is lm-eval's ``description``, which the
+    plain-text layout joins to the first demonstration with nothing between, so it ends
+    with the few-shot delimiter ("\\n\\n"); with ``--apply_chat_template`` it is the system
+    message, sent without that delimiter, the same text as Inspect's system message."""
+
+    def __init__(self, config: dict[str, Any] | None = None) -> None:
+        # lm-eval builds a YAML ``class`` with the whole config, that key included.
+        super().__init__(config={k: v for k, v in (config or {}).items() if k != "class"})
+
+    def fewshot_context(self, doc: Any, num_fewshot: int, **kwargs: Any) -> Any:
+        template = kwargs.get("chat_template")
+        if kwargs.get("apply_chat_template") and template is not None:
+            kwargs["chat_template"] = _system_trimmed(template, self.config.fewshot_delimiter)
+        return super().fewshot_context(doc, num_fewshot, **kwargs)
+
+
+def _system_trimmed(template: Callable[..., Any], delimiter: str) -> Callable[..., Any]:
+    """``template`` given the messages with ``delimiter`` cut from the end of the system
+    message."""
+
+    def render(messages: list[dict[str, Any]], **kwargs: Any) -> Any:
+        if messages and messages[0].get("role") == "system":
+            system = {**messages[0], "content": messages[0]["content"].removesuffix(delimiter)}
+            messages = [system, *messages[1:]]
+        return template(messages, **kwargs)
+
+    return render
 
 
 def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:

@@ -48,6 +48,7 @@ BASE_TEMPLATE = Template(
 # each doc's own demonstrations as question / answer turns, then the doc's query (its
 # question; for CoT + 10-shot followed by the CoT steps).
 ICL_KEYS = {
+    "class": Function(f"{HOOKS}.InContextTask"),
     "description": "{{instruction}}\n\n",
     "doc_to_text": "query",
     "target_delimiter": " ",
@@ -61,6 +62,8 @@ COMMENTS = {
     "(choice index = label).",
     "generation_kwargs": "No stop sequence: generation keeps the first non-empty line, "
     "detection the first Yes/No\n(the last one after reasoning), both read from the whole reply.",
+    "class": "The instruction as a chat's system message without the trailing few-shot delimiter "
+    "that\nthe plain-text layout needs after it (lm-eval joins the two with nothing between).",
     "description": "lm-eval renders a description with no separator after it: add the few-shot "
     "delimiter.",
     "fewshot_config": "Each doc carries its own 10 demonstrations (drawn per item, --metadata "

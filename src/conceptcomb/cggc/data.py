@@ -260,6 +260,13 @@ class CggcDataset:
     pool: tuple[CggcItem, ...]
     test: tuple[CggcItem, ...]
     sha256: str = ""  # of the manifest of the pool and test files (module docstring)
+    # (file stem, sha256 of its uncompressed content) of the pool and test files: what the
+    # docs carry to name the files (a bundle's item ids), never the folder they were read from
+    files: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def file_sha256(self) -> dict[str, str]:
+        return dict(self.files)
 
     @property
     def packaged(self) -> bool:
@@ -293,7 +300,7 @@ def describe_dataset(data_dir: str | os.PathLike[str] | None = None) -> str:
     pool_path, test_path = _find_file(folder, POOL_FILE), _find_file(folder, TEST_FILE)
     assert pool_path is not None and test_path is not None
     contents = {Path(path): read_bytes(Path(path)) for path in (pool_path, test_path)}
-    sha256 = _checked_sha256(folder, pool_path, test_path, contents)
+    sha256 = _checked_sha256(folder, _file_sha256(pool_path, test_path, contents))
     try:  # the build's record of the pinned files (a line holds a concept set's items)
         info = json.loads((folder / BUILD_INFO).read_text(encoding="utf-8"))
         items = int(info["counts"]["test_items"])
@@ -302,16 +309,20 @@ def describe_dataset(data_dir: str | os.PathLike[str] | None = None) -> str:
     return f"the dataset shipped with conceptcomb (sha256 {sha256[:12]}, {items:,} test items)"
 
 
-def _checked_sha256(
-    folder: Path | str, pool_path: Path | str, test_path: Path | str, contents: dict[Path, bytes]
-) -> str:
-    """The dataset's identity: the sha256 of its files' manifest (the shipped files must
-    be the pinned ones)."""
-    digests = {
-        f"{stem}.jsonl": hashlib.sha256(contents[Path(path)]).hexdigest()
+def _file_sha256(
+    pool_path: Path | str, test_path: Path | str, contents: dict[Path, bytes]
+) -> dict[str, str]:
+    """File stem -> the sha256 of its uncompressed content."""
+    return {
+        stem: hashlib.sha256(contents[Path(path)]).hexdigest()
         for stem, path in ((POOL_FILE, pool_path), (TEST_FILE, test_path))
     }
-    listed = manifest(digests)
+
+
+def _checked_sha256(folder: Path | str, files: dict[str, str]) -> str:
+    """The dataset's identity: the sha256 of the manifest of its files (stem -> sha256,
+    `_file_sha256`); the shipped files must be the pinned ones."""
+    listed = manifest({f"{stem}.jsonl": sha256 for stem, sha256 in files.items()})
     sha256 = hashlib.sha256(listed.encode()).hexdigest()
     if Path(folder) == PACKAGED_DIR:
         _check_packaged(listed, sha256)
@@ -321,7 +332,8 @@ def _checked_sha256(
 @lru_cache(maxsize=4)
 def _load(folder: str, pool_path: str, test_path: str, _stamp: tuple) -> CggcDataset:
     contents = {Path(path): read_bytes(Path(path)) for path in (pool_path, test_path)}
-    sha256 = _checked_sha256(folder, pool_path, test_path, contents)
+    files = _file_sha256(pool_path, test_path, contents)
+    sha256 = _checked_sha256(folder, files)
     cached = _cached_items(sha256)
     if cached is not None:
         pool, test = cached
@@ -332,7 +344,7 @@ def _load(folder: str, pool_path: str, test_path: str, _stamp: tuple) -> CggcDat
             empty = pool_path if not pool else test_path
             raise DataFormatError(f"{empty} holds no item. {BUILD_HINT}")
         _store_items(sha256, pool, test)
-    dataset = CggcDataset(Path(folder), tuple(pool), tuple(test), sha256)
+    dataset = CggcDataset(Path(folder), tuple(pool), tuple(test), sha256, tuple(files.items()))
     log.info("CGGC: %s", dataset.describe())
     return dataset
 

@@ -133,6 +133,13 @@ def left_out_notice(
     )
 
 
+def dataset_fields(dataset: CggcDataset) -> dict[str, Any]:
+    """What names the data in every doc (a run's logged samples, a bundle's item ids): the
+    dataset's identity and its files' sha256, never the folder it was read from, which
+    differs between installs and machines."""
+    return {"dataset_sha256": dataset.sha256, "dataset_files": dataset.file_sha256}
+
+
 def item_doc(
     item: CggcItem, demos: list[CggcItem], spec: CggcTaskSpec, options: TaskOptions
 ) -> dict[str, Any]:

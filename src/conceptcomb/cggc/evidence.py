@@ -167,7 +167,9 @@ class CggcEvidence:
 
     def evidence_item(self, task: str, raw: RawItem) -> dict[str, Any]:
         reply = raw.replies[0] if raw.replies else ""
-        digests = file_digests(str(raw.doc["data_dir"]) if raw.doc.get("data_dir") else None)
+        digests = raw.doc.get("dataset_files")
+        if not isinstance(digests, dict):  # docs of conceptcomb before the files' sha256
+            digests = file_digests(str(raw.doc["data_dir"]) if raw.doc.get("data_dir") else None)
         pool = TEST_FILE if raw.doc.get("setting") == "id" else POOL_FILE
         evidence: dict[str, Any] = {
             "reply": reply,

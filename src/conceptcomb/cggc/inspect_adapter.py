@@ -37,7 +37,7 @@ from inspect_ai.solver import Solver, TaskState, chain, generate
 
 from conceptcomb.cggc.data import CggcItem, load_dataset
 from conceptcomb.cggc.demos import order_name
-from conceptcomb.cggc.docs import demonstration_source, item_doc, task_pairs
+from conceptcomb.cggc.docs import dataset_fields, demonstration_source, item_doc, task_pairs
 from conceptcomb.cggc.metrics import METRICS, Scored, check_libraries
 from conceptcomb.cggc.prompts import MAX_NEW_TOKENS, chat_turns, question, style_named
 from conceptcomb.cggc.scoring import corpus_score, score_doc
@@ -134,13 +134,13 @@ def cggc_dataset(spec: CggcTaskSpec, options: TaskOptions) -> MemoryDataset:
 def _samples(spec: CggcTaskSpec, options: TaskOptions) -> list[Sample]:
     """One sample per test item the pool can serve (its demonstrations come from
     `demonstrations_solver`)."""
-    sha256 = load_dataset(options.data_dir).sha256
+    where = dataset_fields(load_dataset(options.data_dir))
     return [
         Sample(
             id=item.item_id,
             input=chat(chat_turns(item, [], spec.prompt_style, options.seed)),
             target=item.target,
-            metadata={**item_doc(item, demos, spec, options), "dataset_sha256": sha256},
+            metadata={**item_doc(item, demos, spec, options), **where},
         )
         for item, demos in task_pairs(spec, options)
     ]

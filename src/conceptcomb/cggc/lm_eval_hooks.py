@@ -24,7 +24,7 @@ from conceptcomb.cggc import metrics
 from conceptcomb.cggc.data import CggcItem
 from conceptcomb.cggc.data import load_dataset as load_cggc
 from conceptcomb.cggc.demos import DemoIndex, cggc_demonstrations
-from conceptcomb.cggc.docs import demonstration_pool, item_doc, task_pairs
+from conceptcomb.cggc.docs import dataset_fields, demonstration_pool, item_doc, task_pairs
 from conceptcomb.cggc.metrics import Scored
 from conceptcomb.cggc.prompts import question
 from conceptcomb.cggc.scoring import corpus_score, score_doc
@@ -45,8 +45,7 @@ def load_dataset(cggc_task: str, **metadata: Any) -> datasets.DatasetDict:
     spec = spec_by_name(cggc_task)
     options = TaskOptions.resolve(metadata)
     dataset = load_cggc(options.data_dir)
-    # dataset_sha256 names the data in the logged samples.
-    where = {"data_dir": str(dataset.folder), "dataset_sha256": dataset.sha256}
+    where = dataset_fields(dataset)
     if options.spice_jars:  # for SPICE's aggregation, which sees only metric values
         where[SPICE_JARS] = options.spice_jars
     docs = [

@@ -20,8 +20,9 @@ def tasks_path() -> Path:
 def lm_eval_has_our_tasks() -> bool:
     """True after a regular (non-editable) install, which copies our YAML into lm-eval.
 
-    An editable install leaves a copy from install time too, which goes stale as the
-    checkout changes: there (the package is not beside lm-eval) the checkout's YAML is used.
+    An editable install copies nothing (hatch_build.py): the checkout's YAML is used. One
+    made by an older conceptcomb left a copy from install time, stale as the checkout
+    changes: there too (the package is not beside lm-eval) the checkout's YAML is used.
     """
     import lm_eval  # here, not at the top: commands that never run lm-eval start faster
 

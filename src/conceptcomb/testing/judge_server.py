@@ -16,6 +16,8 @@ endpoint runs.
 
 ``stats.requests`` counts judge questions (every attempt); the judge's preflight request
 (`conceptcomb.scorers.api_judge.PREFLIGHT_PROMPT`) is counted apart in ``stats.checks``.
+With ``record=True`` it keeps each chat request's JSON body as it arrived (``bodies``,
+`take_bodies`): what a client sent, for tests and `scripts/snapshot_prompts.py`.
 
 It also answers the yes/no relation-verification prompt (`conceptcomb.scorers.verification`):
 ``{"answer": "yes"}`` when the sentence contains both the head and the tail (case
@@ -201,6 +203,7 @@ class LoopbackServer:
         models: frozenset[str] | None = None,
         strict: bool = False,
         spread: float = 0.0,
+        record: bool = False,
     ):
         self.port = port
         self.latency = latency
@@ -213,6 +216,8 @@ class LoopbackServer:
         self.api_key = api_key  # when set, other keys are answered 401, as OpenAI does
         self.models = models  # when set, other models are answered 404 model_not_found
         self.stats = ServerStats()
+        self.record = record
+        self.bodies: list[dict[str, Any]] = []  # with record: each chat request's body
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -239,6 +244,11 @@ class LoopbackServer:
         with self.stats.lock:
             self.stats.unknown.add(key)
         return True
+
+    def take_bodies(self) -> list[dict[str, Any]]:
+        """The chat requests' bodies received since the last call, in arrival order."""
+        taken, self.bodies = self.bodies, []
+        return taken
 
     def verdict(self, sentence: str, head: str, relation: str, tail: str) -> bool:
         key = tuple(part.strip().lower() for part in (sentence, head, relation, tail))
@@ -318,8 +328,11 @@ class LoopbackServer:
             with self.stats.lock:
                 self.stats.in_flight += 1
                 self.stats.peak_in_flight = max(self.stats.peak_in_flight, self.stats.in_flight)
+            body = json.loads(request.body or b"{}")
+            if self.record:
+                self.bodies.append(body)
             try:
-                return await self._complete(json.loads(request.body or b"{}"), request.arrived)
+                return await self._complete(body, request.arrived)
             finally:
                 with self.stats.lock:
                     self.stats.in_flight -= 1

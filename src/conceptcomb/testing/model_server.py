@@ -4,7 +4,8 @@ It answers ``POST /v1/chat/completions`` at once with the reply fixed for the la
 message (a table prompt -> reply), so a framework's API runner (lm-eval's
 ``local-chat-completions``, Inspect's ``openai-api``) runs end to end without a model. It
 notes when the first and last requests came, to time what a framework does before its
-first model call.
+first model call, and with ``record=True`` keeps every request body (``bodies``, as the
+judge server does): what a framework sent, for tests that compare the frameworks' prompts.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Mapping
+from typing import Any
 
 from conceptcomb.testing.judge_server import (
     LoopbackServer,
@@ -23,12 +25,21 @@ from conceptcomb.testing.judge_server import (
 
 
 class ModelServer(LoopbackServer):
-    """Chat completions with the reply fixed for each prompt; ``default`` for others."""
+    """Chat completions with the reply fixed for each prompt; ``default`` for others. A
+    request asking for ``logprobs`` gets ``top_logprobs`` (token -> log probability) as its
+    first token's alternatives, when given."""
 
-    def __init__(self, replies: Mapping[str, str], default: str | None = None) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        replies: Mapping[str, str],
+        default: str | None = None,
+        top_logprobs: Mapping[str, float] | None = None,
+        record: bool = False,
+    ) -> None:
+        super().__init__(record=record)
         self.replies = replies
         self.default = default
+        self.top_logprobs = top_logprobs
         self.first: float | None = None  # time.time() of the first request since reset()
         self.last: float | None = None
         self.asked = 0
@@ -37,6 +48,7 @@ class ModelServer(LoopbackServer):
     def reset(self) -> None:
         self.first = self.last = None
         self.asked = self.unknown = 0
+        self.bodies = []
 
     async def _route(self, request: Request) -> bytes:
         if request.method != "POST" or not request.path.rstrip("/").endswith("/chat/completions"):
@@ -45,9 +57,21 @@ class ModelServer(LoopbackServer):
         self.first = self.first or now
         self.last, self.asked = now, self.asked + 1
         chat = json.loads(request.body or b"{}")
+        if self.record:
+            self.bodies.append(chat)
         prompt = _prompt_of(chat)
         reply = self.replies.get(prompt)
         if reply is None:
             self.unknown += 1
             reply = self.default or ""
-        return _response(200, _completion(chat.get("model", "loopback"), prompt, reply))
+        completion = _completion(chat.get("model", "loopback"), prompt, reply)
+        if chat.get("logprobs") and self.top_logprobs:
+            completion["choices"][0]["logprobs"] = {"content": [self._first_token()]}
+        return _response(200, completion)
+
+    def _first_token(self) -> dict[str, Any]:
+        """The first token's log probability and alternatives (OpenAI's layout)."""
+        assert self.top_logprobs
+        alternatives = [{"token": t, "logprob": p, "bytes": None} for t, p in
+                        sorted(self.top_logprobs.items(), key=lambda item: -item[1])]  # fmt: skip
+        return {**alternatives[0], "top_logprobs": alternatives}
