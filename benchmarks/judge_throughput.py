@@ -29,9 +29,9 @@ own process, holding each answer ``--latency`` on average, spread evenly by ``--
   flight / latency, with the client's CPU per request and what Python's garbage collector
   took of it (its longest collection: every request waits through it);
 * the collector at 256 in flight and ``--latency``: the rating loop as it runs (the objects
-  that predate it frozen, a higher young threshold: `conceptcomb.scorers.rating.
-  quiet_collector`) and with the collector as Python leaves it, alternated, in this process
-  whose heap, like a framework's, holds Inspect and the earlier runs' objects;
+  that predate it frozen, a higher young threshold: `rating.quiet_collector`) and with the
+  collector as Python leaves it, alternated, in this process, whose heap holds Inspect's
+  and the earlier runs' objects as a framework's process holds its own;
 * two loopback judges (``judge_base_url`` listing both) against one, ``judge_concurrency``
   requests in flight on each, and whether both give the same ratings;
 * one summary line of ratios.
@@ -364,7 +364,7 @@ def report_headline(run: Headline, args: argparse.Namespace) -> None:
     print(f"clean run, {kind} (median of {len(run.cleans)}: {run.trials()}): {clean.requests} "
           f"requests in {clean.seconds:.2f} s = {clean.rate():.0f} req/s; ideal {ideal:.0f} "
           f"req/s; ratio {run.ratio:.3f}; client CPU "
-          f"{clean.cpu / clean.requests * 1e6:.0f} us/request")  # fmt: skip
+          f"{clean.cpu / clean.requests * 1e6:.0f} us/request, {clean.collector}")  # fmt: skip
     floors = ", ".join(f"{f:.3f}" for f in run.floors)
     print(
         f"  bare aiohttp loop, same requests and server, no judge code: ratio {run.floor:.3f} "

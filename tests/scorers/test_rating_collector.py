@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -35,15 +35,16 @@ class WatchedJudge(OpenAIJudge):
     """The API judge, noting the collector's state each time it is asked."""
 
     seen: list[tuple[int, tuple[int, int, int], bool]]
+    fail = False  # raise on the fifth question, as a bug in a judge would
 
     async def ask(self, prompt: str) -> JudgeReply:
         self.seen.append((gc.get_freeze_count(), gc.get_threshold(), gc.isenabled()))
-        if len(self.seen) == 5 and getattr(self, "fail", False):
+        if self.fail and len(self.seen) == 5:
             raise RuntimeError("a bug in the judge")
         return await super().ask(prompt)
 
 
-def watched(seen: list, fail: bool = False):
+def watched(seen: list, fail: bool = False) -> Callable[[JudgeSettings], WatchedJudge]:
     def build(settings: JudgeSettings) -> WatchedJudge:
         judge = WatchedJudge(settings)
         judge.seen, judge.fail = seen, fail
