@@ -303,8 +303,8 @@ def quiet_collector() -> Iterator[None]:
     (aiohttp's requests, responses, tasks, futures): at Python's default threshold each
     collection walks it again, 50-150 times per 8,000 requests, and the survivors pile up
     until a full collection walks the whole heap while every request waits. A framework's
-    process has a large heap (Inspect's model layer leaves ~270,000 objects; torch,
-    transformers and pandas ~450,000): 150-250 ms per full collection. So the objects that
+    process has a large heap (~270,000 objects once Inspect's judge has run; ~450,000 with
+    torch, transformers and pandas imported): 150-250 ms per full collection. So the objects that
     predate the loop are frozen (`gc.freeze`: not walked until unfrozen) and the young
     threshold is raised to `RATING_YOUNG_THRESHOLD`; cyclic garbage made meanwhile is still
     collected. A process that froze objects itself, or turned the collector off, manages it
