@@ -26,7 +26,12 @@ own process, holding each answer ``--latency`` on average, spread evenly by ``--
 * the curve: at 1, 8, 32, 128 and 256 requests in flight, at each latency of
   ``--curve-latencies`` (50 ms and 1 s: real APIs are nearer 1 s), the time a client that
   costs nothing would take for the same requests against ours, and the rate against in
-  flight / latency;
+  flight / latency, with the client's CPU per request and what Python's garbage collector
+  took of it (its longest collection: every request waits through it);
+* the collector at 256 in flight and ``--latency``: the rating loop as it runs (the objects
+  that predate it frozen, a higher young threshold: `rating.quiet_collector`) and with the
+  collector as Python leaves it, alternated, in this process, whose heap holds Inspect's
+  and the earlier runs' objects as a framework's process holds its own;
 * two loopback judges (``judge_base_url`` listing both) against one, ``judge_concurrency``
   requests in flight on each, and whether both give the same ratings;
 * one summary line of ratios.
@@ -42,6 +47,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import heapq
 import json
 import math
@@ -55,13 +61,14 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, field
 
 from conceptcomb.ccpt.data import CcptItem
 from conceptcomb.ccpt.metrics import aggregate
 from conceptcomb.ccpt.scoring import score_replies, score_reply
 from conceptcomb.ccpt.tasks import CcptTaskSpec
+from conceptcomb.scorers import rating
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.rating import rate_prompts
 from conceptcomb.scorers.relevance import relevance_prompt
@@ -70,6 +77,48 @@ from conceptcomb.testing.judge_server import check_spread, held_for
 SPEC = CcptTaskSpec("pi_emergent")
 CURVE = (1, 8, 32, 128, 256)  # 1: the round trip alone, no request waits for another
 FAULTS = {"rate-limited": 0.04, "server-error": 0.04, "stalled": 0.02, "stall-seconds": 3.0}
+
+
+@dataclass
+class Collector:
+    """What Python's cyclic garbage collector took during a run: CPU milliseconds in all and
+    the longest collection's (the event loop, and every request, waits through each)."""
+
+    ms: float = 0.0
+    longest_ms: float = 0.0
+
+    def __str__(self) -> str:
+        return f"collector {self.ms:.0f} ms, longest {self.longest_ms:.0f} ms"
+
+
+@contextmanager
+def collector_watched() -> Iterator[Collector]:
+    seen, started = Collector(), [0.0]
+
+    def note(phase: str, info: dict) -> None:
+        if phase == "start":
+            started[0] = time.thread_time()
+            return
+        took = (time.thread_time() - started[0]) * 1000
+        seen.ms += took
+        seen.longest_ms = max(seen.longest_ms, took)
+
+    gc.callbacks.append(note)
+    try:
+        yield seen
+    finally:
+        gc.callbacks.remove(note)
+
+
+@contextmanager
+def pythons_collector() -> Iterator[None]:
+    """Rating loops with the collector as Python leaves it (as before issue 42)."""
+    quiet = rating.quiet_collector
+    rating.quiet_collector = nullcontext
+    try:
+        yield
+    finally:
+        rating.quiet_collector = quiet
 
 
 @dataclass
@@ -82,6 +131,7 @@ class Run:
     failures: int
     metrics: dict[str, float]
     ratings: dict[str, float | None]
+    collector: Collector = field(default_factory=Collector)
 
     def rate(self) -> float:
         return self.requests / self.seconds
@@ -152,13 +202,14 @@ def settings(
 def score(items, replies, urls: list[str], concurrency: int, latency: float, cache="off") -> Run:
     """The CCPT items through lm-eval's judge filter path: plan, judge, aggregate."""
     options = settings(urls, concurrency, latency, cache)
-    start, cpu = time.perf_counter(), time.process_time()
-    scores, usage = score_replies(SPEC, items, replies, options)
-    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    with collector_watched() as collector:
+        start, cpu = time.perf_counter(), time.process_time()
+        scores, usage = score_replies(SPEC, items, replies, options)
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     assert usage is not None
     metrics = {k: v.value for k, v in aggregate(SPEC, [s.metrics for s in scores]).items()}
     return Run(seconds, cpu, usage.requests, usage.http_requests or 0, usage.questions,
-               usage.failures, metrics, {})  # fmt: skip
+               usage.failures, metrics, {}, collector)  # fmt: skip
 
 
 def score_inspect(items, replies, urls: list[str], concurrency: int, latency: float) -> Run:
@@ -185,15 +236,39 @@ def score_inspect(items, replies, urls: list[str], concurrency: int, latency: fl
                usage.failures, metrics, {})  # fmt: skip
 
 
-def ask(prompts: list[str], urls: list[str], concurrency: int, latency: float) -> Run:
-    """Distinct questions straight through a rating session (the curve's points)."""
+def ask(
+    prompts: list[str], urls: list[str], concurrency: int, latency: float, quiet: bool = True
+) -> Run:
+    """Distinct questions straight through a rating session (the curve's points);
+    ``quiet=False``: with the collector as Python leaves it."""
     options = settings(urls, concurrency, latency)
-    start, cpu = time.perf_counter(), time.process_time()
-    replies, usage, _ = rate_prompts(options, prompts)
-    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    with collector_watched() as collector, nullcontext() if quiet else pythons_collector():
+        start, cpu = time.perf_counter(), time.process_time()
+        replies, usage, _ = rate_prompts(options, prompts)
+        seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     ratings = {prompt: reply.rating for prompt, reply in replies.items()}
     return Run(seconds, cpu, usage.requests, usage.http_requests or 0, usage.questions,
-               usage.failures, {}, ratings)  # fmt: skip
+               usage.failures, {}, ratings, collector)  # fmt: skip
+
+
+def collector_effect(
+    args: argparse.Namespace, size: int, in_flight: int = 256, rounds: int = 2
+) -> dict[bool, list[float]]:
+    """Ratios (of a cost-free client's time) at ``in_flight``, the rating loop's collector
+    quiet (True) and as Python leaves it (False), alternated, the same prompts for both."""
+    ratios: dict[bool, list[float]] = {False: [], True: []}
+    with servers(1, args.latency, args.spread) as urls:
+        for turn in range(rounds):
+            prompts = questions(size, offset=(5 + turn) * 10**6)
+            best = cost_free_seconds(prompts, in_flight, args.latency, args.spread)
+            for quiet in (False, True):
+                run = ask(prompts, urls, in_flight, args.latency, quiet=quiet)
+                ratios[quiet].append(best / run.seconds)
+                how = "quiet (issue 42)" if quiet else "as Python leaves it"
+                cpu = run.cpu / run.requests * 1e6
+                print(f"  {how}: ratio {ratios[quiet][-1]:.2f}, client CPU {cpu:.0f} us/request, "
+                      f"{run.collector}")  # fmt: skip
+    return ratios
 
 
 def bare(prompts: list[str], url: str, in_flight: int) -> float:
@@ -289,7 +364,7 @@ def report_headline(run: Headline, args: argparse.Namespace) -> None:
     print(f"clean run, {kind} (median of {len(run.cleans)}: {run.trials()}): {clean.requests} "
           f"requests in {clean.seconds:.2f} s = {clean.rate():.0f} req/s; ideal {ideal:.0f} "
           f"req/s; ratio {run.ratio:.3f}; client CPU "
-          f"{clean.cpu / clean.requests * 1e6:.0f} us/request")  # fmt: skip
+          f"{clean.cpu / clean.requests * 1e6:.0f} us/request, {clean.collector}")  # fmt: skip
     floors = ", ".join(f"{f:.3f}" for f in run.floors)
     print(
         f"  bare aiohttp loop, same requests and server, no judge code: ratio {run.floor:.3f} "
@@ -421,7 +496,15 @@ def main() -> None:
                 print(f"  {latency * 1000:5.0f} ms, {in_flight:3d} in flight: {run.rate():6.0f} "
                       f"req/s, ratio {row[in_flight]:.2f} (of {in_flight / latency:.0f} req/s: "
                       f"{run.rate() / (in_flight / latency):.2f}; {run.requests} requests, "
-                      f"client CPU {run.cpu / run.requests * 1e6:.0f} us/request)")  # fmt: skip
+                      f"client CPU {run.cpu / run.requests * 1e6:.0f} us/request, "
+                      f"{run.collector})")  # fmt: skip
+
+    # The collector's part at the curve's busiest point.
+    collected: dict[bool, list[float]] = {}
+    if latencies:
+        print(f"collector at 256 in flight, {args.latency * 1000:.0f} ms (ratios as the curve's):")
+        size = point_size(256, args.latency, args.point_seconds, clean.questions)
+        collected = collector_effect(args, size)
 
     # Two judges against one, judge_concurrency requests in flight on each endpoint.
     scaling: dict[float, float] = {}
@@ -449,6 +532,14 @@ def main() -> None:
     steps = (
         f"; lockstep {lockstep.ratio:.3f}, bare aiohttp {lockstep.floor:.3f}" if lockstep else ""
     )
+    quiet_line = (
+        "collector at 256: quiet "
+        + "/".join(f"{r:.2f}" for r in collected[True])
+        + ", as Python's "
+        + "/".join(f"{r:.2f}" for r in collected[False])
+        if collected
+        else ""
+    )
     parts = [
         f"ratio {varying.ratio:.3f} at {args.concurrency} in flight and "
         f"{args.latency * 1000:.0f} ms +-{args.spread:.0%} (cache on "
@@ -456,6 +547,7 @@ def main() -> None:
         f"{varying.ratio * args.latency / varying.hold:.3f} of in flight / the "
         f"{varying.hold * 1000:.2f} ms held{steps})",
         points,
+        quiet_line,
         f"two judges/one {twice}" if twice else "",
         f"faulty = clean {same}, {faulty.failures} failures",
         f"load {os.getloadavg()[0]:.2f}",

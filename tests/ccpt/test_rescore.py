@@ -280,3 +280,8 @@ def test_throughput_benchmark_runs(tmp_path: Path) -> None:
     assert 9.0 < spread < 13.0  # 10 ms +-10%: the mean stays near it (plus timer steps)
     assert lockstep >= 10.0  # the loopback judge never answers early
     assert ", 0 failures," in done.stdout
+    # The collector's part: per curve point, and the rating loop quiet against Python's own.
+    assert re.search(r"us/request, collector \d+ ms, longest \d+ ms\)", done.stdout)
+    quiet = r"collector at 256: quiet (\S+)/(\S+), as Python's (\S+)/(\S+) \|"
+    both = re.search(quiet, done.stdout)
+    assert both and all(0.0 < float(ratio) <= 1.05 for ratio in both.groups())
