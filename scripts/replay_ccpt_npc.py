@@ -25,7 +25,7 @@ from conceptcomb.ccpt.scoring import score_replies
 from conceptcomb.ccpt.tasks import NPC_EMERGENT, CcptTaskSpec, task_version
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.testing.judge_server import LoopbackServer
-from conceptcomb.testing.recorded import _rows, recorded_replies, replay_table
+from conceptcomb.testing.recorded import csv_rows, recorded_replies, replay_table
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC = CcptTaskSpec(NPC_EMERGENT)
@@ -44,7 +44,7 @@ METHODS = {"naive": "Base", "cot": "CoT"}
 
 def seeds(path: Path) -> list[str]:
     """The column prefixes of a file's runs (``gpt-4o_naive_0`` ...), one per seed."""
-    header = _rows(path)[0]
+    header = csv_rows(path)[0]
     columns = [c for c in header if c.endswith("_modifier") and not c.startswith("meta.")]
     return [c.removesuffix("_modifier") for c in columns]
 
