@@ -26,7 +26,7 @@ import gzip
 import hashlib
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -124,7 +124,7 @@ class CorpusRecheck(Protocol):
 
 @dataclass
 class ItemSet:
-    items: dict[str, Any]  # key -> the benchmark's item
+    items: Mapping[str, Any]  # key -> the benchmark's item (CGGC: drawn when looked up)
     file_sha256: dict[str, str]  # file stem -> the pinned sha256
 
     def item_id(self, key: str) -> str | None:
