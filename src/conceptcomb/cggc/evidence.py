@@ -222,6 +222,11 @@ class CggcEvidence:
         )
 
     # --- checking ------------------------------------------------------------------------
+    def start(self, task: str) -> None:
+        """METEOR's JVM, started before the checks: it loads its paraphrase tables (~8 s)
+        while the test set, spaCy and ROUGE load and the items are checked."""
+        metrics.start_meteor()
+
     def prepare(self, task: str, items: list[dict[str, Any]]) -> None:
         """Lemmatize every stored answer in one batch (Coverage), before the items are
         checked one by one: a full bundle's 16k answers in a fraction of the time."""

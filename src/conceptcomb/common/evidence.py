@@ -100,6 +100,16 @@ class EvidenceAdapter(Protocol):
         """The item's scores from the judge's new replies (keyed by prompt)."""
 
 
+class StartsEarly(Protocol):
+    """What a benchmark whose checks wait on a slow tool adds to `EvidenceAdapter`: before
+    a bundle's tasks are checked, ``start`` sets the tool going without waiting for it
+    (CGGC: METEOR's JVM, ~8 s to load its tables), so that it loads while the test set,
+    spaCy and the items are checked; once per process."""
+
+    def start(self, task: str) -> None:
+        """Start what checking the task's evidence will wait on; never raise."""
+
+
 @dataclass
 class Recomputed:
     """A task's metrics recomputed from its stored items (corpus-level metrics: BLEU, CIDEr,
