@@ -185,6 +185,9 @@ def _secret_problems(value: Any, where: str) -> list[str]:
 class BundleCheck:
     problems: list[str] = field(default_factory=list)  # empty: the bundle is valid
     tasks: list[TaskCheck] = field(default_factory=list)
+    # When the verdict was made, where it is one remembered (`conceptcomb.report.verdicts`);
+    # "": checked now.
+    remembered: str = ""
 
     @property
     def valid(self) -> bool:

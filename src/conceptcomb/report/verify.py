@@ -52,6 +52,8 @@ class TaskCheck:
     items: list[dict[str, Any]] = field(default_factory=list)  # the decoded evidence
     # metric -> why it was not recomputed here (its tool is missing on this machine)
     not_rechecked: dict[str, str] = field(default_factory=dict)
+    # Its test set could not be read here (no copy of the data): a verdict to redo, not keep.
+    data_missing: bool = False
 
     def line(self) -> str:
         detail = self.detail
@@ -139,11 +141,11 @@ def check_task(
         test = checker.test_set(name, task.get("options") or {}, data_dir)
     except ConceptcombError as err:  # no copy of the data here: unchecked, not invalid
         detail = f"its test set could not be read here: {err}"
-        return TaskCheck(name, UNVERIFIED, detail, items=items)  # still scanned for secrets
+        # still scanned for secrets
+        return TaskCheck(name, UNVERIFIED, detail, items=items, data_missing=True)
     except Exception as err:  # what the task's record asks is not a test set we know
-        return TaskCheck(
-            name, UNVERIFIED, f"its test set could not be read here: {_failure(err)}", items=items
-        )
+        detail = f"its test set could not be read here: {_failure(err)}"
+        return TaskCheck(name, UNVERIFIED, detail, items=items, data_missing=True)
     if hasattr(checker, "prepare"):  # work done once for all items (batched lemmas...)
         # Only a speed-up: what is wrong with an item, the item checks below name.
         with contextlib.suppress(Exception):
