@@ -38,7 +38,7 @@ from conceptcomb.cggc.data import (
 from conceptcomb.cggc.docs import task_pair, task_pairs
 from conceptcomb.cggc.metrics import Scored
 from conceptcomb.cggc.scoring import prediction_of
-from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
+from conceptcomb.cggc.tasks import CggcTaskSpec, TaskOptions, spec_by_name
 from conceptcomb.cggc.verification import (
     SUFFIX,
     VERIFIED_SHARE,
@@ -142,7 +142,9 @@ def _card_size(task: str, options: TaskOptions) -> int | None:
     return card.dataset_samples if card is not None else None
 
 
-def _test_item(spec: Any, digests: dict[str, str], item: CggcItem, demos: list) -> TestItem:
+def _test_item(
+    spec: CggcTaskSpec, digests: dict[str, str], item: CggcItem, demos: list[CggcItem]
+) -> TestItem:
     pool = TEST_FILE if spec.setting == "id" else POOL_FILE
     return TestItem(item, tuple(_stable_id(digests, pool, d.item_id) for d in demos))
 
@@ -241,7 +243,7 @@ class CggcEvidence:
             items: Mapping[str, TestItem] = dict(_test_items(task, frozen))
         else:
             items = _items_asked(task, frozen, size)
-        return ItemSet(items, file_digests(resolved.data_dir))  # type: ignore[arg-type]
+        return ItemSet(items, file_digests(resolved.data_dir))
 
     def check_item(self, task: str, item: TestItem, evidence: dict[str, Any]) -> list[str]:
         spec = spec_by_name(task)
