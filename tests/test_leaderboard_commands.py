@@ -33,11 +33,9 @@ def test_leaderboard_commands_benchmark_runs() -> None:
     assert lines[-1].startswith("load after: ")
 
 
-@pytest.mark.slow  # the packaged SmolLM2 generates, twice
-def test_lm_eval_batch_size_benchmark_runs() -> None:
-    lines = _run("lm_eval_batch_size.py", "--limit", "2", "--batch-sizes", "1,2")
+@pytest.mark.slow  # the packaged SmolLM2 generates (one lm_eval run: the script's loop is
+def test_lm_eval_batch_size_benchmark_runs() -> None:  # the same for each batch size)
+    lines = _run("lm_eval_batch_size.py", "--limit", "2", "--batch-sizes", "2")
     assert lines[0].startswith("cggc_ood, 2 items, SmolLM2-135M-Instruct on cpu")
-    for line, batch in zip(lines[1:3], ("1", "2"), strict=True):
-        assert re.match(rf"--batch_size {batch} +\d+\.\d s +ratio to batch size 1 \d\.\d\d", line)
-        assert re.search(r"replies as batch size 1: \d/2$", line)
-    assert lines[1].endswith("2/2")
+    assert re.match(r"--batch_size 2 +\d+\.\d s +ratio to batch size 1 1\.00 ", lines[1])
+    assert lines[1].endswith("replies as batch size 1: 2/2") and lines[2].startswith("load after")
