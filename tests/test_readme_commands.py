@@ -30,7 +30,9 @@ from tests.conftest import REPO
 
 README = REPO / "README.md"
 
-LM_EVAL = "lm_eval --model hf --model_args pretrained=Qwen/Qwen2.5-7B-Instruct --tasks"
+LM_EVAL = (
+    "lm_eval --model hf --model_args pretrained=Qwen/Qwen2.5-7B-Instruct --batch_size auto --tasks"
+)
 LM_EVAL_END = "--apply_chat_template --log_samples --output_path results/"
 FIRST_CONTACT = "tests/test_first_contact.py::"
 USE_3 = "tests/report/test_export_runs.py::test_readme_use_3_commands"  # runs them as written

@@ -44,8 +44,6 @@ from conceptcomb.scorers.cli_options import (
     judge_settings,
     prepare_output,
 )
-from conceptcomb.scorers.local_judge import packaged_smollm2_gguf
-from conceptcomb.scorers.rating import JudgeUsage
 
 
 def datasets() -> dict[str, PinnedDataset | HubDataset]:
@@ -66,6 +64,8 @@ def run_smollm2(args: argparse.Namespace) -> int:
     print(shlex.join(["lm_eval", *lm_eval_args, "--apply_chat_template", "--tasks", "TASK"]))
     print("# Inspect, offline (HF_HUB_OFFLINE=1: else the hf provider looks the name up):")
     print("HF_HUB_OFFLINE=1 " + shlex.join(["inspect", "eval", "conceptcomb/TASK", *inspect_args]))
+    from conceptcomb.scorers.local_judge import packaged_smollm2_gguf
+
     gguf = packaged_smollm2_gguf()
     server = ["python", "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias",
               smollm2.SERVED_NAME, "--host", "127.0.0.1", "--port", "8000"]  # fmt: skip
@@ -156,6 +156,8 @@ def run_score(args: argparse.Namespace) -> int:
     prepare_output(args.samples_output, "--samples-output")
     report = rescore(args)
     report.model_name = args.model_name
+    from conceptcomb.scorers.rating import JudgeUsage  # aiohttp: only where a judge may run
+
     usage = JudgeUsage(**report.usage) if report.usage else None
     warning = judge_failure_warning(usage)
     print(report.table())

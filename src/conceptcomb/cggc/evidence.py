@@ -19,23 +19,26 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
 from conceptcomb.cggc import metrics
 from conceptcomb.cggc.data import (
+    PACKAGED_SHA256,
     POOL_FILE,
     TEST_FILE,
     CggcItem,
     _find_file,
     dataset_dir,
+    load_dataset,
     read_bytes,
 )
-from conceptcomb.cggc.docs import chat_messages, task_pairs
+from conceptcomb.cggc.docs import chat_messages, task_pair, task_pairs
 from conceptcomb.cggc.metrics import Scored
 from conceptcomb.cggc.scoring import prediction_of
-from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
+from conceptcomb.cggc.tasks import CggcTaskSpec, TaskOptions, spec_by_name
 from conceptcomb.cggc.verification import (
     SUFFIX,
     VERIFIED_SHARE,
@@ -45,6 +48,7 @@ from conceptcomb.cggc.verification import (
     with_verified,
 )
 from conceptcomb.common.errors import ConceptcombError
+from conceptcomb.common.evalcard import load_card
 from conceptcomb.common.evidence import (
     CorpusInputs,
     ItemSet,
@@ -95,13 +99,63 @@ def _test_items(task: str, options: tuple[tuple[str, Any], ...]) -> dict[str, Te
     """Key -> the item and its demonstrations, as the task's sampler chooses them."""
     spec, resolved = spec_by_name(task), _options(dict(options))
     digests = file_digests(resolved.data_dir)
-    pool = TEST_FILE if spec.setting == "id" else POOL_FILE
     return {
-        f"{TEST_FILE}:{item.item_id}": TestItem(
-            item, tuple(_stable_id(digests, pool, d.item_id) for d in demos)
-        )
+        f"{TEST_FILE}:{item.item_id}": _test_item(spec, digests, item, demos)
         for item, demos in task_pairs(spec, resolved, announce=False)  # a bundle, not a run
     }
+
+
+class _ItemsAsked(Mapping[str, TestItem]):
+    """The task's test items by key, each drawn when it is looked up (a bundle's items
+    only), and their number from the card: the shipped dataset with the default options."""
+
+    def __init__(self, task: str, options: tuple[tuple[str, Any], ...], size: int) -> None:
+        self.task, self.options, self.size = task, options, size
+        self.spec, self.resolved = spec_by_name(task), _options(dict(options))
+        self.digests = file_digests(self.resolved.data_dir)
+        self.found: dict[str, TestItem | None] = {}
+
+    def __getitem__(self, key: str) -> TestItem:
+        if key not in self.found:
+            stem, _, item_id = key.partition(":")
+            pair = task_pair(self.spec, self.resolved, item_id) if stem == TEST_FILE else None
+            self.found[key] = None if pair is None else _test_item(self.spec, self.digests, *pair)
+        found = self.found[key]
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __len__(self) -> int:
+        return self.size
+
+    def __iter__(self) -> Iterator[str]:  # every item: what a lookup spares
+        return iter(_test_items(self.task, self.options))
+
+
+@lru_cache(maxsize=8)
+def _items_asked(task: str, options: tuple[tuple[str, Any], ...], size: int) -> _ItemsAsked:
+    return _ItemsAsked(task, options, size)
+
+
+def _card_size(task: str, options: TaskOptions) -> int | None:
+    """The task's number of test items as its card gives it (checked against `task_pairs`
+    by tests/common/test_eval_cards.py), where the card's count applies: the shipped
+    dataset and the default options; None elsewhere (then every item is drawn)."""
+    spec = spec_by_name(task)
+    given = replace(options, data_dir=None, spice_jars=None).for_spec(spec)
+    if given != TaskOptions().for_spec(spec):
+        return None
+    if load_dataset(options.data_dir).sha256 != PACKAGED_SHA256:
+        return None
+    card = load_card("conceptcomb.cggc").tasks.get(task)
+    return card.dataset_samples if card is not None else None
+
+
+def _test_item(
+    spec: CggcTaskSpec, digests: dict[str, str], item: CggcItem, demos: list[CggcItem]
+) -> TestItem:
+    pool = TEST_FILE if spec.setting == "id" else POOL_FILE
+    return TestItem(item, tuple(_stable_id(digests, pool, d.item_id) for d in demos))
 
 
 def _frozen(options: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -192,6 +246,11 @@ class CggcEvidence:
         )
 
     # --- checking ------------------------------------------------------------------------
+    def start(self, task: str) -> None:
+        """METEOR's JVM, started before the checks: it loads its paraphrase tables (~8 s)
+        while the test set, spaCy and ROUGE load and the items are checked."""
+        metrics.start_meteor()
+
     def prepare(self, task: str, items: list[dict[str, Any]]) -> None:
         """Lemmatize every stored answer in one batch (Coverage), before the items are
         checked one by one: a full bundle's 16k answers in a fraction of the time."""
@@ -200,8 +259,13 @@ class CggcEvidence:
 
     def test_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:
         wanted = {**options, "data_dir": data_dir or options.get("data_dir")}
-        items = _test_items(task, _frozen(wanted))
-        return ItemSet(dict(items), file_digests(_options(wanted).data_dir))
+        resolved, frozen = _options(wanted), _frozen(wanted)
+        size = _card_size(task, resolved)
+        if size is None:  # every item drawn here: the options' errors are raised here too
+            items: Mapping[str, TestItem] = dict(_test_items(task, frozen))
+        else:
+            items = _items_asked(task, frozen, size)
+        return ItemSet(items, file_digests(resolved.data_dir))
 
     def chat_messages(
         self, task: str, item: TestItem, evidence: dict[str, Any], options: dict[str, Any]

@@ -31,6 +31,7 @@ from typing import Any
 
 from conceptcomb.common.contract import PERCENT, MetricInfo
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.common.optional_imports import NLTK_SPARES, without
 from conceptcomb.common.spacy_english import SPACY_MODELS, english_pipeline
 
 log = logging.getLogger("conceptcomb")
@@ -172,7 +173,8 @@ def coverage(prediction: str, concepts: Sequence[str]) -> float:
 @lru_cache(maxsize=1)
 def _rouge() -> Any:
     try:
-        from rouge_score import rouge_scorer
+        with without(*NLTK_SPARES):  # NLTK would import scikit-learn and SciPy: ~1 s of CPU
+            from rouge_score import rouge_scorer
     except ImportError as err:
         raise ConfigError(f"CGGC ROUGE needs rouge-score: {INSTALL_HINT}.") from err
     return rouge_scorer.RougeScorer(["rouge2", "rougeL"], use_stemmer=True)

@@ -19,15 +19,17 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conceptcomb.cggc.data import CggcItem
 from conceptcomb.cggc.metrics import METRICS
 from conceptcomb.cggc.relations import TEMPLATES, verbalize
 from conceptcomb.scorers.judge_base import JudgeReply
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.scorers.rating import JudgeUsage
-from conceptcomb.scorers.verification import YES, VerificationQuestion, verify_prompts
+
+if TYPE_CHECKING:  # the judges' modules import their HTTP client: not to list or check items
+    from conceptcomb.scorers.rating import JudgeUsage
+    from conceptcomb.scorers.verification import VerificationQuestion
 
 VERIFIED_SHARE = "verified_share"
 VERIFIER_FAILURES = "verifier_failures"
@@ -42,6 +44,8 @@ def statement(head: str, relation: str, tail: str) -> str:
 
 def edge_questions(item: CggcItem, prediction: str) -> list[VerificationQuestion]:
     """One question per distinct edge of the item's pruned graph; none for an empty reply."""
+    from conceptcomb.scorers.verification import VerificationQuestion
+
     if not prediction.strip():
         return []
     edges = list(dict.fromkeys(item.kg_edges()))
@@ -87,6 +91,8 @@ def verification_of(
     replies: Mapping[str, JudgeReply] | None,
 ) -> Verification:
     """Combine the judge's replies (None: judge off) into the item's verdict."""
+    from conceptcomb.scorers.verification import YES
+
     result = Verification(item.item_id)
     if replies is None:
         return result
@@ -116,6 +122,8 @@ def verify_predictions(
     settings: JudgeSettings, items: Sequence[CggcItem], predictions: Sequence[str]
 ) -> tuple[list[Verification], JudgeUsage | None]:
     """All questions of a task in one deduplicated, cached, concurrent batch."""
+    from conceptcomb.scorers.verification import verify_prompts
+
     questions = [edge_questions(i, p) for i, p in zip(items, predictions, strict=True)]
     if not settings.enabled:
         return [verification_of(item, [], None) for item in items], None

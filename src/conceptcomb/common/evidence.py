@@ -26,7 +26,7 @@ import gzip
 import hashlib
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -101,6 +101,16 @@ class EvidenceAdapter(Protocol):
         """The item's scores from the judge's new replies (keyed by prompt)."""
 
 
+class StartsEarly(Protocol):
+    """What a benchmark whose checks wait on a slow tool adds to `EvidenceAdapter`: before
+    a bundle's tasks are checked, ``start`` sets the tool going without waiting for it
+    (CGGC: METEOR's JVM, ~8 s to load its tables), so that it loads while the test set,
+    spaCy and the items are checked; once per process."""
+
+    def start(self, task: str) -> None:
+        """Start what checking the task's evidence will wait on; never raise."""
+
+
 @dataclass
 class Recomputed:
     """A task's metrics recomputed from its stored items (corpus-level metrics: BLEU, CIDEr,
@@ -160,7 +170,7 @@ class CorpusResampling(Protocol):
 
 @dataclass
 class ItemSet:
-    items: dict[str, Any]  # key -> the benchmark's item
+    items: Mapping[str, Any]  # key -> the benchmark's item (CGGC: drawn when looked up)
     file_sha256: dict[str, str]  # file stem -> the pinned sha256
 
     def item_id(self, key: str) -> str | None:

@@ -141,10 +141,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="folder with the benchmarks' files, to verify bundles' rows as validate-bundle "
         "--data-dir does (default: CONCEPTCOMB_DATA_DIR or the cache)",
     )
+    add_recheck(parser)
+
+
+def add_recheck(parser: argparse.ArgumentParser) -> None:
+    """``report`` and ``export``: a verdict remembered is reused unless ``--recheck``."""
+    parser.add_argument(
+        "--recheck",
+        action="store_true",
+        help="check every bundle again, even one whose verdict is remembered (a bundle "
+        "validate-bundle, submit-bundle, export or report found valid, with the same content "
+        "sha256 and package: its verdict is reused, under the cache folder's verdicts/)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    runs = read_runs(args.results, args.data_dir)
+    runs = read_runs(args.results, args.data_dir, reuse_verdicts=not args.recheck)
     if not any(run.tasks for run in runs):
         for note in dict.fromkeys(note for run in runs for note in run.notes):
             print(f"note: {note}")

@@ -19,7 +19,7 @@ RESULTS_HELP = (
 def run_submit(args: argparse.Namespace) -> int:
     from conceptcomb.report.bundle import calibration_summary, write_bundles
     from conceptcomb.report.runs import nothing_usable, read_runs
-    from conceptcomb.report.validate import check_file
+    from conceptcomb.report.verdicts import checked_file
 
     calibration = calibration_summary(args.calibration) if args.calibration else None
     runs = read_runs(args.results)
@@ -31,7 +31,7 @@ def run_submit(args: argparse.Namespace) -> int:
         return 1
     paths = write_bundles(usable, args.out, calibration)
     for path in paths:
-        check = check_file(path)
+        check = checked_file(path, reuse=False)  # remembered: `export` and `report` reuse it
         state = "valid" if check.valid else "INVALID: " + "; ".join(check.problems)
         print(f"{path}  ({state})  {path.stat().st_size / 1024:.0f} KB")
         for task in check.tasks:
@@ -41,7 +41,8 @@ def run_submit(args: argparse.Namespace) -> int:
 
 def run_validate(args: argparse.Namespace) -> int:
     from conceptcomb.report.read_eee import find_inputs, read_exports
-    from conceptcomb.report.validate import check_eee, check_file, read_bundle_file
+    from conceptcomb.report.validate import check_eee, read_bundle_file
+    from conceptcomb.report.verdicts import checked_file
 
     code = 0
     settings = _rescore_settings(args) if args.rescore else None
@@ -49,8 +50,8 @@ def run_validate(args: argparse.Namespace) -> int:
     for path, problem in inputs.problems:
         code = 1
         print(f"{path}: INVALID\n  - {problem}")
-    for path in inputs.bundles:
-        check = check_file(path, args.data_dir)
+    for path in inputs.bundles:  # checked again, always; remembered for `export`, `report`
+        check = checked_file(path, args.data_dir, reuse=False)
         code |= _print_check(str(path), check)
         if settings is not None and check.valid:
             tasks = read_bundle_file(path)["tasks"]
@@ -82,11 +83,12 @@ def _print_check(label: str, check: Any) -> int:
 def _export_bundles(args: argparse.Namespace) -> list[tuple[str, dict[str, Any], Any]]:
     """(where, bundle, its check) of every input: bundles read and checked, results made into
     bundles as `submit-bundle` makes them. An INVALID bundle stops the export (ExportError)."""
+    from conceptcomb.report import verdicts
     from conceptcomb.report.bundle import build_bundle
     from conceptcomb.report.export_eee import ExportError
     from conceptcomb.report.runs import BUNDLE_SUFFIX, read_runs
     from conceptcomb.report.safe_json import Refused
-    from conceptcomb.report.validate import check_bundle, read_bundle_file
+    from conceptcomb.report.validate import read_bundle_file
 
     found = []
     for path in args.inputs:
@@ -107,7 +109,7 @@ def _export_bundles(args: argparse.Namespace) -> list[tuple[str, dict[str, Any],
         raise ExportError("no bundle and no results of this package's tasks in the inputs")
     checked = []
     for where, bundle in found:
-        check = check_bundle(bundle, args.data_dir)
+        check = verdicts.checked(bundle, args.data_dir, reuse=not args.recheck)
         if check.problems:
             raise ExportError(
                 f"{where}: INVALID bundle ({check.problems[0]}): see `conceptcomb "
@@ -135,6 +137,9 @@ def run_export(args: argparse.Namespace) -> int:
         pairs = [(where, bundle) for where, bundle, _ in bundles]
         for path, count in write_eval_results(pairs, args.out, options, given, args.source_url):
             print(f"{path}  ({count} entries)")
+        for where, _, check in bundles:
+            if check.remembered:
+                print(f"{where}:{remembered_note(check)}")
         print(
             "Send them as a pull request to the model's repository on the Hub (its "
             ".eval_results/ folder), e.g. `hf upload MODEL_REPO "
@@ -145,7 +150,7 @@ def run_export(args: argparse.Namespace) -> int:
     for where, check, tasks in exports:
         write_files(files_of(tasks), args.out)
         states = {task.task: task.line() for task in check.tasks}
-        print(f"{where}:")
+        print(f"{where}:" + remembered_note(check))
         for task in tasks:
             print(f"  {args.out / task.aggregate.path}")
             print(
@@ -158,6 +163,16 @@ def run_export(args: argparse.Namespace) -> int:
         "the Every Eval Ever datastore (evaleval/EEE_datastore on the Hub)."
     )
     return 0
+
+
+def remembered_note(check: Any) -> str:
+    """What `export` adds after a bundle whose verdict was reused ("" for one checked now)."""
+    if not check.remembered:
+        return ""
+    return (
+        f" valid (the verdict of its check at {check.remembered}, same content and package; "
+        "--recheck checks it again)"
+    )
 
 
 def _rescore_settings(args: argparse.Namespace) -> Any:
@@ -320,4 +335,5 @@ def _add_export(commands: argparse._SubParsersAction) -> None:  # type: ignore[t
         help="folder with the benchmarks' pinned files, to check the bundles as "
         "validate-bundle --data-dir does",
     )
+    build.add_recheck(export)
     export.set_defaults(run=run_export)

@@ -22,13 +22,14 @@ from conceptcomb.common.runs import ModelInfo, Run, TaskRun
 BUNDLE_SUFFIX = ".bundle.json"
 
 
-def read_bundle(path: Path, data: Any, data_dir: str | None = None) -> Run:
+def read_bundle(path: Path, data: Any, data_dir: str | None = None, reuse: bool = False) -> Run:
     """A leaderboard bundle, checked: its rows carry their verification state. An invalid
     bundle gives no rows, only a note naming its first problem (nothing of it is read
-    before the checks pass: its fields may have any type)."""
-    from conceptcomb.report.validate import check_bundle
+    before the checks pass: its fields may have any type). ``reuse``: a verdict remembered
+    of an earlier check is taken (`conceptcomb.report.verdicts`)."""
+    from conceptcomb.report import verdicts
 
-    checked = check_bundle(data, data_dir)
+    checked = verdicts.checked(data, data_dir, reuse)
     if checked.problems:
         return _invalid(path, checked.problems)
     framework, model = data["framework"], data["model"]
@@ -41,6 +42,11 @@ def read_bundle(path: Path, data: Any, data_dir: str | None = None) -> Run:
     )
     run = Run(str(framework.get("name", "")), framework.get("version"), info, sources=[path])
     run.generation = dict(data.get("generation") or {})
+    if checked.remembered:
+        run.notes.append(
+            f"{path.name}: the verdict of its check at {checked.remembered} was reused (same "
+            "content sha256 and package); --recheck checks it again"
+        )
     states = {check.task: check for check in checked.tasks}
     for record in data["tasks"]:
         task = str(record["task"])
@@ -77,7 +83,7 @@ def _invalid(path: Path, problems: list[str]) -> Run:
     return run
 
 
-def read_bundle_file(path: Path, data_dir: str | None = None) -> Run:
+def read_bundle_file(path: Path, data_dir: str | None = None, reuse: bool = False) -> Run:
     """A ``*.bundle.json`` read within the limits of `conceptcomb.report.safe_json` (a
     bundle comes from anyone: never a plain ``json.loads``)."""
     from conceptcomb.report.validate import check_file, read_bundle_file
@@ -86,26 +92,31 @@ def read_bundle_file(path: Path, data_dir: str | None = None) -> Run:
         data = read_bundle_file(path)
     except (OSError, ValueError):  # Refused is a ValueError: check_file names the problem
         return _invalid(path, check_file(path).problems)
-    return read_bundle(path, data, data_dir)
+    return read_bundle(path, data, data_dir, reuse)
 
 
-def _bundle_reader(data_dir: str | None) -> results_reader.JsonReader:
+def _bundle_reader(data_dir: str | None, reuse: bool) -> results_reader.JsonReader:
     def read(path: Path, data: dict[str, Any]) -> Run | None:
         """A bundle not named ``*.bundle.json`` (the JSON was read already)."""
         if str(data.get("schema", "")).startswith("conceptcomb-bundle/"):
-            return read_bundle(path, data, data_dir)
+            return read_bundle(path, data, data_dir, reuse)
         return None
 
     return read
 
 
 def read_runs(
-    paths: Iterable[Path], data_dir: str | None = None, include_mock: bool = False
+    paths: Iterable[Path],
+    data_dir: str | None = None,
+    include_mock: bool = False,
+    reuse_verdicts: bool = False,
 ) -> list[Run]:
     """Every run of our tasks found in the files and folders, merged by (framework, model);
     bundles are checked against the benchmark files in ``data_dir`` (else
-    ``CONCEPTCOMB_DATA_DIR`` or the cache), as ``validate-bundle --data-dir`` does. Runs of
-    a mock model keep no task (a note says so) unless ``include_mock`` (tests of tables)."""
+    ``CONCEPTCOMB_DATA_DIR`` or the cache), as ``validate-bundle --data-dir`` does, or take
+    the verdict of an earlier check (``reuse_verdicts``: `conceptcomb.report.verdicts`).
+    Runs of a mock model keep no task (a note says so) unless ``include_mock`` (tests of
+    tables)."""
     bundles, others = [], []
     for path in paths:
         files = results_reader.result_files(Path(path))
@@ -113,9 +124,9 @@ def read_runs(
         bundles += found
         if len(found) < len(files) or not files:
             others.append(path)
-    runs = [read_bundle_file(path, data_dir) for path in bundles]
+    runs = [read_bundle_file(path, data_dir, reuse_verdicts) for path in bundles]
     if others:
-        readers = (_bundle_reader(data_dir),)
+        readers = (_bundle_reader(data_dir, reuse_verdicts),)
         runs += results_reader.read_files(others, known_tasks().get, readers, skip=BUNDLE_SUFFIX)
     merged = results_reader.merge_runs(runs)
     return merged if include_mock else [_without_mock(run) for run in merged]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conceptcomb.benchmarks import benchmarks, known_tasks
+from conceptcomb.benchmarks import benchmarks, evidence_adapter, known_tasks
 from conceptcomb.common.evidence import ENCODING, EVIDENCE_FORMAT
 from conceptcomb.report.bundle import SCHEMA_IDS, content_sha256, find_secrets
 from conceptcomb.report.datasets import check_record
@@ -185,6 +185,9 @@ def _secret_problems(value: Any, where: str) -> list[str]:
 class BundleCheck:
     problems: list[str] = field(default_factory=list)  # empty: the bundle is valid
     tasks: list[TaskCheck] = field(default_factory=list)
+    # When the verdict was made, where it is one remembered (`conceptcomb.report.verdicts`);
+    # "": checked now.
+    remembered: str = ""
 
     @property
     def valid(self) -> bool:
@@ -216,6 +219,7 @@ def check_bundle(bundle: Any, data_dir: str | None = None, content: bool = True)
 
 
 def _check_bundle(bundle: Any, data_dir: str | None, content: bool = True) -> BundleCheck:
+    _start_tools(bundle)
     schema = _schema_errors(bundle)
     check = BundleCheck(_secret_problems(bundle, "bundle"))
     check.problems += [problem for _, problem in schema]
@@ -257,6 +261,29 @@ def _check_bundle(bundle: Any, data_dir: str | None, content: bool = True) -> Bu
     else:
         check.tasks = [task_check for task_check, _ in checked]
     return check
+
+
+def _start_tools(bundle: Any) -> None:
+    """Set going the slow tools that checking the tasks' evidence will wait on
+    (`conceptcomb.common.evidence.StartsEarly`: METEOR's JVM), before anything else."""
+    tasks = bundle.get("tasks") if isinstance(bundle, dict) else None
+    if not isinstance(tasks, list) or len(tasks) > max_tasks():
+        return
+    ours = {b.key for b in benchmarks()}
+    wanted = {
+        (task["benchmark"], task["task"])
+        for task in tasks
+        if isinstance(task, dict)
+        and isinstance(task.get("benchmark"), str)  # a hostile one may be unhashable
+        and task["benchmark"] in ours
+        and isinstance(task.get("task"), str)
+        and isinstance(task.get("evidence"), dict)
+        and "data" in task["evidence"]
+    }
+    for benchmark, name in sorted(wanted):
+        checker = evidence_adapter(benchmark)
+        if checker is not None and hasattr(checker, "start"):
+            checker.start(name)
 
 
 def _misshapen(tasks: list[Any]) -> set[int]:

@@ -31,6 +31,7 @@ from typing import Any
 from conceptcomb.benchmarks import evidence_adapter
 from conceptcomb.common.errors import ConceptcombError
 from conceptcomb.common.evidence import (
+    ItemSet,
     appear_in_order,
     close,
     defined,
@@ -63,6 +64,8 @@ class TaskCheck:
     items: list[dict[str, Any]] = field(default_factory=list)  # the decoded evidence
     # metric -> why it was not recomputed here (its tool is missing on this machine)
     not_rechecked: dict[str, str] = field(default_factory=dict)
+    # Its test set could not be read here (no copy of the data): a verdict to redo, not keep.
+    data_missing: bool = False
 
     def line(self) -> str:
         detail = self.detail
@@ -150,23 +153,23 @@ def check_task(
         test = checker.test_set(name, task.get("options") or {}, data_dir)
     except ConceptcombError as err:  # no copy of the data here: unchecked, not invalid
         detail = f"its test set could not be read here: {err}"
-        return TaskCheck(name, UNVERIFIED, detail, items=items)  # still scanned for secrets
+        # still scanned for secrets
+        return TaskCheck(name, UNVERIFIED, detail, items=items, data_missing=True)
     except Exception as err:  # what the task's record asks is not a test set we know
-        return TaskCheck(
-            name, UNVERIFIED, f"its test set could not be read here: {_failure(err)}", items=items
-        )
+        detail = f"its test set could not be read here: {_failure(err)}"
+        return TaskCheck(name, UNVERIFIED, detail, items=items, data_missing=True)
     if hasattr(checker, "prepare"):  # work done once for all items (batched lemmas...)
         # Only a speed-up: what is wrong with an item, the item checks below name.
         with contextlib.suppress(Exception):
             checker.prepare(name, items)
-    expected = {test.item_id(key): key for key in test.items}
-    if len(items) > len(test.items):
+    total = len(test.items)
+    if len(items) > total:
         problem = (
-            f"evidence: {name}: holds {len(items):,} items, more than the {len(test.items):,} of "
+            f"evidence: {name}: holds {len(items):,} items, more than the {total:,} of "
             "its test set (each test item at most once): its items were not checked one by one"
         )
         return TaskCheck(name, UNVERIFIED, "its evidence holds too many items", [problem], items)
-    problems, pairs = _check_items(name, checker, test.items, expected, items)
+    problems, pairs = _check_items(name, checker, test, items)
     problems += _check_counts(name, task, record, items)
     problems += _check_prompts(name, task, items)
     problems += _check_options(name, checker, task.get("options"), items)
@@ -184,11 +187,11 @@ def check_task(
     else:
         problems += _check_metrics(name, task, aggregated, set(not_rechecked))
     problems += _check_intervals(name, task, items, data_dir, not_rechecked)
-    check = TaskCheck(name, VERIFIED, f"all {len(expected)} test items", problems, items)
+    check = TaskCheck(name, VERIFIED, f"all {total} test items", problems, items)
     check.not_rechecked = not_rechecked
     seen = {evidence.get("id") for _, evidence in pairs}
-    if len(seen) < len(expected):
-        check.status, check.detail = PARTIAL, f"{len(seen)} of the {len(expected)} test items"
+    if len(seen) < total:
+        check.status, check.detail = PARTIAL, f"{len(seen)} of the {total} test items"
     return check
 
 
@@ -228,8 +231,18 @@ def _scores(items: list[dict[str, Any]]) -> list[dict[str, float]]:
     ]
 
 
+def _test_key(test: ItemSet, item_id: Any) -> str | None:
+    """The test set's key of an item id (``<file sha256>:<key>``), None when it names no
+    item of the test set: each id is looked up, so that a test set may draw only the
+    items a bundle holds (CGGC)."""
+    if not isinstance(item_id, str) or ":" not in item_id:
+        return None
+    key = item_id.split(":", 1)[1]
+    return key if test.item_id(key) == item_id and key in test.items else None
+
+
 def _check_items(
-    name: str, checker: Any, test_items: dict, expected: dict, items: list[dict[str, Any]]
+    name: str, checker: Any, test: ItemSet, items: list[dict[str, Any]]
 ) -> tuple[list[str], list[tuple[Any, dict[str, Any]]]]:
     """The problems, and (test item, evidence) of each test item found (once each)."""
     problems: list[str] = []
@@ -238,7 +251,7 @@ def _check_items(
     for number, evidence in enumerate(items):
         item_id = evidence.get("id")
         label = _label(item_id, number)
-        key = expected.get(item_id) if isinstance(item_id, str) else None
+        key = _test_key(test, item_id)
         if key is None:
             problems.append(
                 f"evidence: {name} item {label}: not an item of the task's test set in the "
@@ -249,9 +262,9 @@ def _check_items(
             problems.append(f"evidence: {name} item {label}: stored twice")
             continue
         seen.add(item_id)
-        pairs.append((test_items[key], evidence))
+        pairs.append((test.items[key], evidence))
         try:
-            found = checker.check_item(name, test_items[key], evidence)
+            found = checker.check_item(name, test.items[key], evidence)
         except Exception as err:  # a field of the wrong type, where the checks expect another
             found = [f"could not be checked ({_failure(err)})"]
         problems += [f"evidence: {name} item {label}: {problem}" for problem in found]

@@ -6,10 +6,13 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conceptcomb.common.errors import ConfigError, JudgeError
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.scorers.rating import JudgeUsage
+
+if TYPE_CHECKING:  # rating imports the judges' HTTP client (aiohttp): not to build a parser
+    from conceptcomb.scorers.rating import JudgeUsage
 
 
 def add_judge_options(parser: argparse.ArgumentParser) -> None:

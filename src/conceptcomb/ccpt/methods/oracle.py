@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conceptcomb.ccpt.data import CcptItem
 from conceptcomb.ccpt.metrics import (
@@ -27,11 +27,13 @@ from conceptcomb.ccpt.metrics import (
     NON_DICT_ANSWERS,
 )
 from conceptcomb.ccpt.modifiers import LEMMA
-from conceptcomb.ccpt.scoring import ItemScore, score_replies
 from conceptcomb.ccpt.tasks import PI_CANCELED, CcptTaskSpec
 from conceptcomb.common.contract import PERCENT, MetricInfo
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.scorers.rating import JudgeUsage
+
+if TYPE_CHECKING:  # scoring imports the judges' HTTP client: not to list the tasks' metrics
+    from conceptcomb.ccpt.scoring import ItemScore
+    from conceptcomb.scorers.rating import JudgeUsage
 
 ORACLE_N = 5
 ORACLE_TEMPERATURE = 0.7
@@ -112,6 +114,8 @@ def score_oracle_replies(
     npc_modifier: str = LEMMA,
 ) -> tuple[list[OracleScore], JudgeUsage | None]:
     """Judge all N replies of every item in one batch, then keep the best per item."""
+    from conceptcomb.ccpt.scoring import score_replies
+
     flat_items = [item for item, group in zip(items, replies, strict=True) for _ in group]
     flat_replies = [reply for group in replies for reply in group]
     scored, usage = score_replies(base_spec(spec), flat_items, flat_replies, settings, npc_modifier)
