@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from conceptcomb.report.validate import check_file
+from conceptcomb.leaderboard.checks.validate import check_file
 
 MB = 1024 * 1024
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from conceptcomb.common.datafiles import sha256_of
 from conceptcomb.common.errors import ConceptcombError
 from conceptcomb.common.hubfiles import HubDataset, HubPins
-from conceptcomb.report.datasets import hub_dataset
+from conceptcomb.leaderboard.bundles.datasets import hub_dataset
 
 LFS_POINTER = b"version https://git-lfs.github.com/spec/"
 

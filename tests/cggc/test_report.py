@@ -36,7 +36,7 @@ def test_gap_is_id_minus_ood(tmp_path: Path, capsys) -> None:
 def test_bundles_name_the_cggc_dataset(built_dir: Path) -> None:
     """A bundle's dataset records carry the CGGC dataset's identity (its manifest sha256)."""
     from conceptcomb.cggc.data import PACKAGED_SHA256, load_dataset
-    from conceptcomb.report.datasets import dataset_records
+    from conceptcomb.leaderboard.bundles.datasets import dataset_records
 
     shipped = [r for r in dataset_records("cggc", {}) if r["kind"] == "built"]
     assert shipped[0]["dataset_sha256"] == PACKAGED_SHA256

@@ -15,8 +15,8 @@ from conceptcomb.cggc.docs import task_pairs
 from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
 from conceptcomb.cli import include_path_args, main
 from conceptcomb.common.errors import ConfigError
-from conceptcomb.report.build import write_report
-from conceptcomb.report.runs import read_runs
+from conceptcomb.leaderboard.report.build import write_report
+from conceptcomb.leaderboard.report.runs import read_runs
 
 TABLE6_TASKS = [f"cggc_{s}_test_type{k}" for k in "ABC" for s in ("id", "ood")]
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-import conceptcomb.report.datasets as report_datasets
+import conceptcomb.leaderboard.bundles.datasets as report_datasets
 from conceptcomb.abspyramid.data import ABSPYRAMID_DATASET
 from conceptcomb.common.datafiles import sha256_of
 from conceptcomb.common.errors import ChecksumError, DataFormatError
 from conceptcomb.common.hubfiles import HubDataset, HubPins, resolve_hub_files
-from conceptcomb.report.datasets import check_record, hub_record
+from conceptcomb.leaderboard.bundles.datasets import check_record, hub_record
 from tests.conftest import REPO
 
 SCRIPT = REPO / "scripts" / "pin_hub_dataset.py"

@@ -17,7 +17,7 @@ from conceptcomb.ccpt.inspect_tasks import TASKS
 from conceptcomb.ccpt.lm_eval_hooks import JudgeFilter, judged_metrics
 from conceptcomb.ccpt.tasks import CcptTaskSpec
 from conceptcomb.common.evidence import score_values
-from conceptcomb.report.bundle import parse_identity
+from conceptcomb.leaderboard.bundles.bundle import parse_identity
 from conceptcomb.scorers.api_judge import OpenAIJudge
 from conceptcomb.scorers.inspect_judge import default_grader, grader_identity
 from conceptcomb.scorers.judge_cache import JudgeCache, default_cache_path

@@ -55,7 +55,8 @@ def _scores_text(scores: dict[str, float], names: list[str]) -> str:
 
 class CcptEvidence:
     # Items of one noun phrase share it (its head, modifier and reading): their scores are
-    # not independent, so standard errors are clustered by it (`conceptcomb.compare.stats`).
+    # not independent, so standard errors are clustered by it
+    # (`conceptcomb.leaderboard.statistics.stats`).
     UNIT = "noun phrase"
 
     def unit(self, task: str, doc: Any) -> str | None:

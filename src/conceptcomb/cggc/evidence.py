@@ -200,7 +200,7 @@ def _verdict(item: CggcItem, answer: str, stored: dict[str, Any]) -> tuple[Verif
 
 class CggcEvidence:
     # Items of one concept set (its relation paths, its demonstrations) are not independent:
-    # standard errors are clustered by it (`conceptcomb.compare.stats`).
+    # standard errors are clustered by it (`conceptcomb.leaderboard.statistics.stats`).
     UNIT = "concept set"
 
     def __init__(self) -> None:

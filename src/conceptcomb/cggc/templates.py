@@ -1,7 +1,7 @@
 """CGGC's prompt templates, rendered on placeholders: every text a model or judge is sent.
 
-A leaderboard bundle records their sha256 (`conceptcomb.report.templates`); a test checks
-that every string constant of the prompt modules shows up in some rendered text.
+A leaderboard bundle records their sha256 (`conceptcomb.leaderboard.bundles.templates`); a
+test checks that every string constant of the prompt modules shows up in some rendered text.
 """
 
 from __future__ import annotations

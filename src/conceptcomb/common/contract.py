@@ -10,7 +10,7 @@ this contract; nothing outside a benchmark's folder names its tasks, tables or f
 Layers, each importing only from those before it (``tests/test_layers.py``): ``common``
 (this contract, readers, table shapes), ``scorers`` (judges), ``frameworks`` (the shared
 lm-eval and Inspect adapters), the benchmark folders (never each other), then the registry
-and what iterates it (``cli``, ``report``, the Inspect entry point, ``demo``).
+and what iterates it (``cli``, ``leaderboard``, the Inspect entry point, ``demo``).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ scores the framework aggregated. The records come from where the frameworks keep
 In all three the per-item record is the one the shared scoring core wrote
 (`conceptcomb.ccpt.scoring.ItemScore.to_json` ...), so the same reply gives the same
 evidence whichever framework ran it. Each benchmark's `EvidenceAdapter` turns those records
-into compact evidence items and checks them again (`conceptcomb.report.verify`).
+into compact evidence items and checks them again (`conceptcomb.leaderboard.checks.verify`).
 
 In the bundle the items of a task are one gzip-compressed, base64-encoded JSON array
 (``tasks[i].evidence.data``) with the sha256 of the uncompressed JSON beside it.
@@ -136,8 +136,8 @@ class CorpusRecheck(Protocol):
 @dataclass(frozen=True)
 class CorpusInputs:
     """What a corpus metric needs of each item to be computed again on bootstrap resamples
-    (`conceptcomb.compare.corpus` builds the computation ``kind`` names): one record per
-    item, in the order of the items given, None for an item the metric leaves out (a
+    (`conceptcomb.leaderboard.statistics.corpus` builds the computation ``kind`` names): one
+    record per item, in the order of the items given, None for an item the metric leaves out (a
     ``_verified`` metric's unverified items)."""
 
     kind: str  # "coco-bleu", "coco-cider", "nmt-bleu", "macro-f1", "auc"
@@ -150,7 +150,8 @@ class Clustering(Protocol):
     """What a benchmark whose items share a unit adds to `EvidenceAdapter`: the unit's name
     (``UNIT``, "noun phrase") and each item's unit, from its doc (lm-eval doc, Inspect
     metadata) or its test item. Standard errors are clustered by it
-    (`conceptcomb.compare.stats.clustered_stderr`); a bundle's evidence items carry it."""
+    (`conceptcomb.leaderboard.statistics.stats.clustered_stderr`); a bundle's evidence items
+    carry it."""
 
     UNIT: str
 

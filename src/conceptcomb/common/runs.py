@@ -35,7 +35,8 @@ class TaskRun:
     framework_hash: str | None = None  # lm-eval's task_hashes entry
     judge: dict[str, Any] | None = None  # what the run itself says about its judge
     samples: Path | None = None  # `conceptcomb score --samples-output`: the per-item records
-    # From a bundle: verified / partial / unverified (`conceptcomb.report.verify`), and why.
+    # From a bundle: verified / partial / unverified (`conceptcomb.leaderboard.checks.verify`),
+    # and why.
     verification: str | None = None
     verification_detail: str = ""
     # From a bundle: the records of the datasets the task read (`tasks[].datasets`).

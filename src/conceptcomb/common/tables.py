@@ -19,8 +19,8 @@ if TYPE_CHECKING:  # importlib.resources.abc is new in Python 3.11
     from importlib.resources.abc import Traversable
 
 OURS, PUBLISHED = "ours", "published"
-# A row's verification state (`conceptcomb.report.verify`), worst first: a row of several
-# tasks takes the worst of their states.
+# A row's verification state (`conceptcomb.leaderboard.checks.verify`), worst first: a row of
+# several tasks takes the worst of their states.
 VERIFIED, PARTIAL, UNVERIFIED = "verified", "partial", "unverified"
 STATES = (UNVERIFIED, PARTIAL, VERIFIED)
 
@@ -37,7 +37,7 @@ class Cell:
 
 @dataclass(frozen=True)
 class PublishedRow:
-    table: str  # the report table it belongs to (see conceptcomb.report.tables)
+    table: str  # the report table it belongs to (see conceptcomb.leaderboard.report.tables)
     source: str  # paper and table, e.g. "Song et al. (NAACL 2025), Table 3"
     model: str  # as printed
     setting: str  # method / configuration, as the paper names it
@@ -81,7 +81,7 @@ def parse_block(
     cell; a note in brackets (``[oracle]``) names one of ``notes``, other text stays as it
     is. Lines starting with ``#`` (the source table, the format) and blank lines are skipped.
     Where the paper prints something odd the row keeps it as printed and says so in its
-    note; ``tests/report/test_published.py`` re-reads every row from the paper's text.
+    note; ``tests/leaderboard/report/test_published.py`` re-reads every row from the paper's text.
     """
     text = block if isinstance(block, str) else block.read_text(encoding="utf-8")
     rows = []
@@ -125,7 +125,8 @@ class Row:
     items: str = ""  # items evaluated per task ("3/200" when partial)
     source: str = ""  # results file(s), or the paper and table
     note: str = ""
-    # Ours: verified / partial / unverified (`conceptcomb.report.verify`); papers' rows: "".
+    # Ours: verified / partial / unverified (`conceptcomb.leaderboard.checks.verify`); papers'
+    # rows: "".
     verification: str = ""
     # Ours: the version of the tasks the row ran ("1.1"; per task, in the order of `items`,
     # when they differ; "?" where a result did not record it); papers' rows: "".

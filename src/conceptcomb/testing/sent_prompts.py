@@ -15,8 +15,8 @@ keeping each request body as it arrived. Then
   continuation);
 * Inspect's ``eval`` of every ``conceptcomb/<task>``, the model ``openai-api`` at the same
   server;
-* `conceptcomb.report.bundle.build_bundle` of each run, as ``conceptcomb submit-bundle``
-  makes it (one bundle per Inspect log).
+* `conceptcomb.leaderboard.bundles.bundle.build_bundle` of each run, as ``conceptcomb
+  submit-bundle`` makes it (one bundle per Inspect log).
 
 The JSON holds, per task: lm-eval's task config (as its results record it, less the
 model's arguments and the YAML's path) and ``task_hashes`` entry, and per item its doc, its
@@ -259,8 +259,8 @@ def bundle_record(path: Path) -> dict[str, Any]:
     """Per task, what the bundle of the run in ``path`` records that names the task, its
     data and its prompts."""
     from conceptcomb.common.evidence import decode
-    from conceptcomb.report.bundle import build_bundle
-    from conceptcomb.report.runs import read_runs
+    from conceptcomb.leaderboard.bundles.bundle import build_bundle
+    from conceptcomb.leaderboard.report.runs import read_runs
 
     found: dict[str, Any] = {}
     for run in read_runs([path]):

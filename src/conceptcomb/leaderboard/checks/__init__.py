@@ -1,0 +1,3 @@
+"""Checking bundles (``validate-bundle``): the per-item evidence checked again (`verify`), a
+bundle file or its Every Eval Ever export checked whole (`validate`), and verdicts
+remembered (`verdicts`)."""

@@ -1,0 +1,271 @@
+"""``conceptcomb compare RUN RUN [RUN...]``: is model A better than model B on the same items?
+
+Prints a table (task, metric, A, B, A - B [95% CI], p, p Holm, n, MDD, method), or JSON or
+CSV for machines; the unpaired items of each pair and why any pair or metric was not
+compared follow it. Exit 0 when something was compared; 1, with one line, when no task is
+held by two runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from conceptcomb.leaderboard.compare.comparison import MOST_LISTED, Comparison, compare, sides
+from conceptcomb.leaderboard.compare.items import read_argument
+from conceptcomb.leaderboard.statistics import stats
+
+RUN_HELP = (
+    "an lm-eval --output_path folder run with --log_samples (or its results_*.json), an "
+    "Inspect log or log folder, a `conceptcomb score --output` file, a *.bundle.json, an "
+    "`export --to eee` folder, or a folder of several (each model and framework in it is one "
+    "run; several runs of one model in one RUN are averaged per item)"
+)
+COLUMNS = ("task", "metric", "A", "B", "A - B [95% CI]", "p", "p Holm", "n", "MDD", "method")
+CSV_FIELDS = (
+    "task", "metric", "run_a", "run_b", "a", "b", "difference", "lower", "upper", "stderr", "p",
+    "p_holm", "n", "mdd", "correlation", "method", "clusters", "unit", "resamples", "label",
+)  # fmt: skip
+
+
+def add_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = commands.add_parser(
+        "compare",
+        help="is run A better than run B on the same items? paired differences with 95% "
+        "intervals, p-values (Holm-adjusted) and the smallest difference the items can detect",
+        description="Pairs the runs' items by id and compares every metric of every task two "
+        "runs hold: paired t intervals (clustered by the items' unit where they share one: "
+        "CCPT's noun phrase, CGGC's concept set), exact McNemar for right/wrong items, a seeded "
+        "paired bootstrap for corpus metrics (BLEU, CIDEr, macro-F1). Works on this package's "
+        "tasks and on any lm-eval or Inspect task. Formulas and sources: docs/comparing.md.",
+    )
+    parser.add_argument("runs", nargs="+", type=Path, metavar="RUN", help=RUN_HELP)
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print JSON instead of the table")
+    output.add_argument("--csv", action="store_true", help="print CSV instead of the table")
+    parser.add_argument(
+        "--n-resamples",
+        type=int,
+        default=stats.N_RESAMPLES,
+        help=f"bootstrap resamples for corpus metrics (default {stats.N_RESAMPLES:,})",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=stats.SEED, help="the bootstrap's seed (fixed by default)"
+    )
+    parser.add_argument(
+        "--allow-different-prompts",
+        action="store_true",
+        help="compare runs of a task whose prompts differ (templates, chat layout, options); "
+        "their rows are labelled. Runs of different task versions or data are never paired",
+    )
+    parser.add_argument(
+        "--cluster",
+        metavar="FIELD",
+        help="for tasks that are not this package's: the doc field (lm-eval) or sample "
+        "metadata key (Inspect) whose items share a unit, for clustered standard errors",
+    )
+    parser.add_argument(
+        "--data-dir",
+        help="folder with the benchmarks' files (corpus metrics need the test items' "
+        "references; default: CONCEPTCOMB_DATA_DIR or the cache)",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.n_resamples < 100:
+        print("conceptcomb: error: --n-resamples: at least 100", file=sys.stderr)
+        return 2
+    found = [read_argument(path, args.data_dir, args.cluster) for path in args.runs]
+    all_sides = sides(args.runs, found)
+    notes = [note for what in found for note in what.notes]
+    if len(all_sides) < 2:
+        where = ", ".join(str(p) for p in args.runs)
+        _print_notes(notes, sys.stderr)
+        print(
+            f"conceptcomb: error: compare needs two runs with per-item scores; found "
+            f"{len(all_sides)} in {where}",
+            file=sys.stderr,
+        )
+        return 1
+    result = compare(all_sides, args.n_resamples, args.seed, args.allow_different_prompts)
+    result.notes = notes + result.notes
+    if not result.rows:
+        _print_notes(result.notes, sys.stderr)
+        held = "; ".join(f"{s.letter}: {', '.join(sorted(s.tasks))}" for s in all_sides)
+        print(
+            "conceptcomb: error: no task is held by two of the runs with comparable items "
+            f"({held})",
+            file=sys.stderr,
+        )
+        return 1
+    if args.json:
+        print(json.dumps(to_json(result), indent=2, allow_nan=False))
+    elif args.csv:
+        print(to_csv(result), end="")
+    else:
+        print(table(result))
+    return 0
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def to_json(result: Comparison) -> dict[str, Any]:
+    return _clean(
+        {
+            "runs": [
+                {
+                    "run": s.letter,
+                    "label": s.label,
+                    "argument": s.argument,
+                    "tasks": sorted(s.tasks),
+                }
+                for s in result.sides
+            ],
+            "comparisons": [row.to_json() for row in result.rows],
+            "unpaired": [
+                {
+                    "task": u.task,
+                    "run_a": u.a,
+                    "run_b": u.b,
+                    "paired": u.paired,
+                    "only_a": u.only_a,
+                    "only_b": u.only_b,
+                    "data_differs": u.data_differs,
+                }
+                for u in result.unpaired
+            ],
+            "notes": result.notes,
+            "level": stats.LEVEL,
+            "power": stats.POWER,
+            "alpha": stats.ALPHA,
+            "n_resamples": result.n_resamples,
+            "seed": result.seed,
+        }
+    )
+
+
+def to_csv(result: Comparison) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, CSV_FIELDS, extrasaction="ignore")
+    writer.writeheader()
+    for row in result.rows:
+        writer.writerow(_clean(row.to_json()))
+    return out.getvalue()
+
+
+# --- the table -------------------------------------------------------------------------------
+def _number(value: float | None, digits: int = 2, sign: bool = False) -> str:
+    if value is None or not math.isfinite(value):
+        return "–"
+    return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
+
+
+def _p(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "–"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def method_text(result: stats.Difference) -> str:
+    text = result.method
+    if result.clusters:
+        text += f" by {result.unit or 'unit'} ({result.clusters})"
+    if result.resamples:
+        text += f" ({result.resamples:,} resamples)"
+    return text
+
+
+def table(result: Comparison) -> str:
+    lines = ["Runs:"]
+    lines += [
+        f"  {s.letter} = {s.label}" + ("" if s.argument in s.label else f": {s.argument}")
+        for s in result.sides
+    ]
+    several = len(result.sides) > 2
+    header = [*COLUMNS]
+    if several:
+        header.insert(2, "runs")
+    body = []
+    for row in result.rows:
+        r = row.result
+        cells = [
+            row.task,
+            row.metric + (f" ({row.label})" if row.label else ""),
+            _number(r.a),
+            _number(r.b),
+            f"{_number(r.difference, sign=True)} [{_number(r.lower, sign=True)}, "
+            f"{_number(r.upper, sign=True)}]",
+            _p(r.p),
+            _p(row.p_holm),
+            str(r.n),
+            _number(r.mdd),
+            method_text(r),
+        ]
+        if several:
+            cells.insert(2, f"{row.a} - {row.b}")
+        body.append(cells)
+    widths = [max(len(str(c)) for c in column) for column in zip(header, *body, strict=True)]
+    numeric = {
+        i for i, name in enumerate(header) if name not in ("task", "metric", "method", "runs")
+    }
+    for cells in [header, *body]:
+        parts = [
+            c.rjust(w) if i in numeric and cells is not header else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ]
+        lines.append("  ".join(parts).rstrip())
+    lines.append("")
+    lines.append(
+        f"A - B: on the items both runs hold; 95% intervals; p Holm: adjusted over the "
+        f"{len(result.rows)} comparisons; MDD: the smallest difference these items detect with "
+        "80% power at 5% (two-sided). Methods: docs/comparing.md."
+    )
+    lines += _unpaired_lines(result)
+    lines += [f"note: {note}" for note in result.notes]
+    return "\n".join(lines)
+
+
+def _listed(ids: list[str]) -> str:
+    shown = ", ".join(ids[:MOST_LISTED])
+    return shown + (
+        f", … ({len(ids) - MOST_LISTED} more: --json lists all)" if len(ids) > MOST_LISTED else ""
+    )
+
+
+def _unpaired_lines(result: Comparison) -> list[str]:
+    lines = []
+    for u in result.unpaired:
+        if not u.count:
+            continue
+        parts = []
+        if u.only_a:
+            parts.append(f"{len(u.only_a)} only in {u.a} ({_listed(u.only_a)})")
+        if u.only_b:
+            parts.append(f"{len(u.only_b)} only in {u.b} ({_listed(u.only_b)})")
+        if u.data_differs:
+            parts.append(f"{len(u.data_differs)} whose data differ ({_listed(u.data_differs)})")
+        lines.append(
+            f"unpaired: {u.task} {u.a} - {u.b}: {u.paired} items paired; not paired: "
+            + "; ".join(parts)
+        )
+    return lines
+
+
+def _print_notes(notes: list[str], stream: Any) -> None:
+    for note in dict.fromkeys(notes):
+        print(f"note: {note}", file=stream)

@@ -1,0 +1,402 @@
+"""Pairing runs item by item and comparing them, metric by metric (`compare`).
+
+A *side* is one model in one framework as one RUN argument holds it (`sides`); several runs
+of it on a task (seeds, ``conceptcomb seeds`` runs) are averaged per item first, which
+shrinks the noise within each item (Miller 2024, on resampling). For every task two sides
+hold, each pair of sides is compared on the items both hold (`pair_task`): unless their
+task version, pinned data or prompts differ, which is one line saying so (prompts:
+``allow_different_prompts`` compares them anyway and labels the rows). Every p-value printed
+is then adjusted by Holm's method together with the others
+(`conceptcomb.leaderboard.statistics.stats`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import string
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from conceptcomb.leaderboard.compare.items import CHAT_ONE, CHAT_TURNS, Found, TaskItems
+from conceptcomb.leaderboard.statistics import stats
+
+# Fingerprint entries that are about the prompts (the rest, version and data, always refuse).
+PROMPT_KEYS = ("prompt templates", "task config", "solvers", "prompt layout")
+MOST_LISTED = 10  # unpaired item ids printed per task and pair (the JSON has all)
+
+
+@dataclass
+class Side:
+    letter: str
+    label: str  # model (framework)
+    argument: str
+    tasks: dict[str, list[TaskItems]] = field(default_factory=dict)
+    _averaged: dict[str, TaskItems] = field(default_factory=dict, repr=False)
+
+    def task(self, name: str) -> TaskItems:
+        """The side's runs of a task, averaged per item (once: comparisons share it)."""
+        if name not in self._averaged:
+            self._averaged[name] = averaged(self.tasks[name])
+        return self._averaged[name]
+
+
+@dataclass
+class Row:
+    task: str
+    metric: str
+    a: str  # the sides' letters
+    b: str
+    result: stats.Difference
+    label: str = ""  # "different prompts" where they were allowed
+    p_holm: float | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "task": self.task,
+            "metric": self.metric,
+            "run_a": self.a,
+            "run_b": self.b,
+            **self.result.to_json(),
+            "p_holm": self.p_holm,
+            "label": self.label,
+        }
+
+
+@dataclass
+class Unpaired:
+    task: str
+    a: str
+    b: str
+    paired: int
+    only_a: list[str]
+    only_b: list[str]
+    data_differs: list[str]
+
+    @property
+    def count(self) -> int:
+        return len(self.only_a) + len(self.only_b) + len(self.data_differs)
+
+
+@dataclass
+class Comparison:
+    sides: list[Side]
+    rows: list[Row] = field(default_factory=list)
+    unpaired: list[Unpaired] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    n_resamples: int = stats.N_RESAMPLES
+    seed: int = stats.SEED
+
+    @property
+    def shared_tasks(self) -> list[str]:
+        return list(dict.fromkeys(row.task for row in self.rows))
+
+
+# --- sides --------------------------------------------------------------------------------
+def sides(arguments: Sequence[Path], found: Sequence[Found]) -> list[Side]:
+    """One side per (argument, framework, model): their tasks' runs grouped."""
+    grouped: dict[tuple[int, str, str], Side] = {}
+    for index, (argument, what) in enumerate(zip(arguments, found, strict=True)):
+        for items in what.items:
+            key = (index, items.framework, items.model)
+            if key not in grouped:
+                grouped[key] = Side("", f"{items.model} ({items.framework})", str(argument))
+            grouped[key].tasks.setdefault(items.task, []).append(items)
+    result = list(grouped.values())
+    labels = [side.label for side in result]
+    for number, side in enumerate(result):
+        side.letter = _letter(number)
+        if labels.count(side.label) > 1:
+            side.label = f"{side.label} [{side.argument}]"
+    return result
+
+
+def _letter(number: int) -> str:
+    letters = string.ascii_uppercase
+    return letters[number] if number < 26 else f"{letters[number // 26 - 1]}{letters[number % 26]}"
+
+
+# --- several runs of one side ---------------------------------------------------------------
+class _AveragedCorpus:
+    """A corpus metric of several runs: the mean of their values on each resample."""
+
+    def __init__(self, metrics: list[Any]) -> None:
+        self.metrics, self.n = metrics, metrics[0].n
+
+    def value(self) -> float:
+        return float(np.mean([m.value() for m in self.metrics]))
+
+    def resampled(self, counts: np.ndarray) -> np.ndarray:
+        return np.mean([m.resampled(counts) for m in self.metrics], axis=0)
+
+    def subset(self, rows: Sequence[int]) -> _AveragedCorpus:
+        return _AveragedCorpus([m.subset(rows) for m in self.metrics])
+
+
+def averaged(runs: list[TaskItems]) -> TaskItems:
+    """Several runs of one model on a task, averaged per item (NaN left out) over the items
+    all of them hold; one run as it is."""
+    if len(runs) == 1:
+        return runs[0]
+    first = runs[0]
+    held = [set(r.ids) for r in runs[1:]]
+    common = [i for i in first.ids if all(i in ids for ids in held)]
+    rows = [{i: n for n, i in enumerate(r.ids)} for r in runs]
+    picks = [np.asarray([row[i] for i in common], dtype=int) for row in rows]
+    merged = TaskItems(
+        first.task, first.framework, first.model, ", ".join(r.source for r in runs),
+        first.version, common, benchmark=first.benchmark, unit=first.unit,
+        prompt_format=first.prompt_format, demonstrations=first.demonstrations,
+        fingerprint=dict(first.fingerprint), data_hashes=first.data_hashes,
+        skipped=dict(first.skipped),
+    )  # fmt: skip
+    if first.units is not None:
+        merged.units = [first.units[p] for p in picks[0]]
+    for metric in first.scores:
+        if all(metric in r.scores for r in runs):
+            stacked = np.stack([r.scores[metric][p] for r, p in zip(runs, picks, strict=True)])
+            with np.errstate(invalid="ignore"):
+                count = np.sum(np.isfinite(stacked), axis=0)
+                total = np.nansum(stacked, axis=0)
+                merged.scores[metric] = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    for metric in first.corpus:
+        if all(metric in r.corpus for r in runs):
+            parts = [r.corpus[metric].subset(p) for r, p in zip(runs, picks, strict=True)]
+            merged.corpus[metric] = _AveragedCorpus(parts)
+    return merged
+
+
+# --- pairing --------------------------------------------------------------------------------
+def _prompt_layout_differs(a: TaskItems, b: TaskItems) -> bool:
+    """Chat against text, or demonstrations as turns against one message (where the task
+    shows demonstrations: an lm-eval run records how many)."""
+    if a.prompt_format is None or b.prompt_format is None or a.prompt_format == b.prompt_format:
+        return False
+    layouts = {a.prompt_format, b.prompt_format}
+    if layouts == {CHAT_ONE, CHAT_TURNS}:
+        shots = [x.demonstrations for x in (a, b) if x.demonstrations is not None]
+        return not shots or any(s > 0 for s in shots)
+    return True
+
+
+def differences(a: TaskItems, b: TaskItems) -> list[tuple[str, str, str]]:
+    """(what, a's, b's) for every recorded fingerprint entry that differs."""
+    found = [
+        (key, a.fingerprint[key], b.fingerprint[key])
+        for key in a.fingerprint
+        if key in b.fingerprint and a.fingerprint[key] != b.fingerprint[key]
+    ]
+    if _prompt_layout_differs(a, b):
+        found.append(("prompt layout", str(a.prompt_format), str(b.prompt_format)))
+    return found
+
+
+def _pairing(a: TaskItems, b: TaskItems) -> tuple[np.ndarray, np.ndarray, Unpaired]:
+    """Rows of the items both hold (a's order), and what is not paired."""
+    if a.ids == b.ids and not _any_data_differs(a, b):  # the usual case: the same items
+        rows = np.arange(len(a.ids))
+        return rows, rows, Unpaired(a.task, "", "", len(rows), [], [], [])
+    where_b = {item: n for n, item in enumerate(b.ids)}
+    rows_a, rows_b, differ = [], [], []
+    for n, item in enumerate(a.ids):
+        m = where_b.get(item)
+        if m is None:
+            continue
+        ha, hb = a.data_hashes.get(item), b.data_hashes.get(item)
+        if ha is not None and hb is not None and ha != hb:
+            differ.append(item)
+            continue
+        rows_a.append(n)
+        rows_b.append(m)
+    set_a = set(a.ids)
+    only_a = [i for i in a.ids if i not in where_b]
+    only_b = [i for i in b.ids if i not in set_a]
+    unpaired = Unpaired(a.task, "", "", len(rows_a), only_a, only_b, differ)
+    return np.asarray(rows_a, dtype=int), np.asarray(rows_b, dtype=int), unpaired
+
+
+def _any_data_differs(a: TaskItems, b: TaskItems) -> bool:
+    if not a.data_hashes or not b.data_hashes:
+        return False
+    return any(b.data_hashes.get(item, hash_a) != hash_a for item, hash_a in a.data_hashes.items())
+
+
+class _Distributions:
+    """Each side's corpus metric on the same resamples, computed once per item selection."""
+
+    def __init__(self, n_resamples: int, seed: int) -> None:
+        self.n_resamples, self.seed = n_resamples, seed
+        self.cache: dict[tuple[int, str, bytes], tuple[float, np.ndarray]] = {}
+
+    def get(self, items: TaskItems, metric: str, rows: np.ndarray) -> tuple[float, np.ndarray]:
+        key = (id(items), metric, hashlib.sha256(rows.tobytes()).digest())
+        if key not in self.cache:
+            subset = items.corpus[metric].subset(rows)
+            values = stats.bootstrap_distribution(subset, len(rows), self.n_resamples, self.seed)
+            self.cache[key] = (subset.value(), values)
+        return self.cache[key]
+
+
+@dataclass
+class Pairing:
+    """Two runs of a task paired: the rows of the items both hold, in a's order."""
+
+    a: TaskItems
+    b: TaskItems
+    letters: tuple[str, str]
+    rows_a: np.ndarray
+    rows_b: np.ndarray
+    label: str = ""
+
+    def units(self) -> tuple[np.ndarray | None, str | None]:
+        """The paired items' unit codes (a's where it has units, else b's) and the unit."""
+        if self.a.unit_codes is not None:
+            return self.a.unit_codes[self.rows_a], self.a.unit
+        if self.b.unit_codes is not None:
+            return self.b.unit_codes[self.rows_b], self.b.unit
+        return None, None
+
+
+def _means(metric: str, pairings: list[Pairing]) -> dict[int, stats.Difference | None]:
+    """A mean metric for every pairing holding it: pairings with the same defined items
+    (an item undefined in either run left out) are computed together
+    (`stats.paired_differences`)."""
+    found: dict[int, stats.Difference | None] = {}
+    batches: dict[tuple, list[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]]] = {}
+    for number, pairing in enumerate(pairings):
+        if metric not in pairing.a.scores or metric not in pairing.b.scores:
+            continue
+        a = pairing.a.scores[metric][pairing.rows_a]
+        b = pairing.b.scores[metric][pairing.rows_b]
+        keep = np.isfinite(a) & np.isfinite(b)
+        if int(keep.sum()) < 2:
+            found[number] = None
+            continue
+        codes, unit = pairing.units()
+        codes = None if codes is None else codes[keep]
+        key = (unit, keep.tobytes(), None if codes is None else codes.tobytes())
+        batches.setdefault(key, []).append((number, a[keep], b[keep], codes))
+    for (unit, _, _), members in batches.items():
+        codes = members[0][3]
+        results = stats.paired_differences(
+            np.stack([m[1] for m in members]), np.stack([m[2] for m in members]), codes, unit
+        )
+        for member, result in zip(members, results, strict=True):
+            found[member[0]] = result
+    return found
+
+
+def _compare_task(
+    pairings: list[Pairing],
+    distributions: _Distributions,
+    only: Callable[[str, str], bool] | None = None,
+) -> tuple[list[Row], list[str]]:
+    """Every metric each pairing's two runs hold (``only``: those it keeps), on the items
+    both hold: rows in the order of the pairings, then of the metrics."""
+    rows: list[Row] = []
+    notes: list[str] = []
+    if not pairings:
+        return rows, notes
+    task = pairings[0].a.task
+    metrics = [
+        m
+        for m in dict.fromkeys(m for p in pairings for m in p.a.metrics if m in p.b.metrics)
+        if only is None or only(task, m)
+    ]
+    results: dict[tuple[int, str], stats.Difference | None] = {}
+    for metric in metrics:
+        for number, result in _means(metric, pairings).items():
+            results[(number, metric)] = result
+        for number, p in enumerate(pairings):
+            if metric in p.a.corpus and metric in p.b.corpus and len(p.rows_a) > 1:
+                try:
+                    results[(number, metric)] = stats.bootstrap_difference(
+                        distributions.get(p.a, metric, p.rows_a),
+                        distributions.get(p.b, metric, p.rows_b),
+                        len(p.rows_a),
+                    )
+                except Exception as err:  # an item its computation does not take: one line
+                    notes.append(f"{task} {metric}: cannot be resampled ({type(err).__name__})")
+    for number, p in enumerate(pairings):
+        for metric in metrics:
+            if (number, metric) not in results:
+                continue
+            result = results[(number, metric)]
+            if result is None or not np.isfinite(result.p):
+                notes.append(
+                    f"{task} {metric}: not compared (fewer than two items defined in both)"
+                )
+                continue
+            rows.append(Row(task, metric, *p.letters, result, p.label))
+        for metric in sorted(set(p.a.skipped) | set(p.b.skipped)):
+            if only is None or only(task, metric):
+                reason = p.a.skipped.get(metric) or p.b.skipped.get(metric)
+                notes.append(f"{task} {metric}: cannot be paired: {reason}")
+    return rows, notes
+
+
+def compare(
+    all_sides: list[Side],
+    n_resamples: int = stats.N_RESAMPLES,
+    seed: int = stats.SEED,
+    allow_different_prompts: bool = False,
+    only: Callable[[str, str], bool] | None = None,
+) -> Comparison:
+    """Every pair of sides on every task both hold (``only``: the (task, metric) it keeps);
+    Holm over all the p-values."""
+    result = Comparison(all_sides, n_resamples=n_resamples, seed=seed)
+    distributions = _Distributions(n_resamples, seed)
+    tasks = list(dict.fromkeys(task for side in all_sides for task in side.tasks))
+    for task in tasks:
+        holding = [side for side in all_sides if task in side.tasks]
+        for side in holding:
+            if len(side.tasks[task]) > 1:
+                result.notes.append(
+                    f"{side.letter}: {len(side.tasks[task])} runs of {task}, averaged per item"
+                )
+        pairings = []
+        for i, first in enumerate(holding):
+            for second in holding[i + 1 :]:
+                pairing = _pair(first, second, task, result, allow_different_prompts)
+                if pairing is not None:
+                    pairings.append(pairing)
+        rows, notes = _compare_task(pairings, distributions, only)
+        result.rows += rows
+        result.notes += notes
+    result.notes = list(dict.fromkeys(result.notes))
+    adjusted = stats.holm([row.result.p for row in result.rows])
+    for row, p in zip(result.rows, adjusted, strict=True):
+        row.p_holm = p
+    return result
+
+
+def _pair(
+    first: Side, second: Side, task: str, result: Comparison, allow_different_prompts: bool
+) -> Pairing | None:
+    """The two runs' items paired, or None (a line in the notes) where they differ."""
+    a, b = first.task(task), second.task(task)
+    letters = (first.letter, second.letter)
+    differ = differences(a, b)
+    label = ""
+    if differ:
+        what = "; ".join(f"{key}: {va} vs {vb}" for key, va, vb in differ)
+        prompts_only = all(key in PROMPT_KEYS or key.startswith("option ") for key, *_ in differ)
+        if not (prompts_only and allow_different_prompts):
+            hint = (
+                ": --allow-different-prompts compares them anyway"
+                if prompts_only
+                else ": not comparable"
+            )
+            result.notes.append(
+                f"{task}: {first.letter} ({a.source}) and {second.letter} ({b.source}) differ "
+                f"({what}), not paired{hint}"
+            )
+            return None
+        label = "different prompts"
+    rows_a, rows_b, unpaired = _pairing(a, b)
+    unpaired.a, unpaired.b = letters
+    result.unpaired.append(unpaired)
+    return Pairing(a, b, letters, rows_a, rows_b, label)

@@ -1,1 +1,0 @@
-"""Leaderboard reports (tables, plots, HTML pages) and submission bundles."""

@@ -1,0 +1,161 @@
+"""``conceptcomb compare`` on real CCPT runs: the dataset's own answers scored by
+``conceptcomb score`` (type prediction has no judge; property induction asks a loopback
+judge over HTTP), against replies with some answers changed. The expected numbers are
+computed here from the runs' own per-item records, with scipy and statsmodels."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+from statsmodels.regression.linear_model import OLS
+
+from conceptcomb.ccpt.data import load_items
+from conceptcomb.ccpt.tasks import spec_by_name
+from conceptcomb.testing.judge_server import LoopbackServer
+from conceptcomb.testing.recorded import build_group_bundle, gold_reply, score_predictions
+from tests.leaderboard.eee_support import run_cli
+
+pytestmark = pytest.mark.shared_data
+TYPES = ("emergent", "component", "canceled", "others")
+
+
+def _predictions(task: str, path: Path, changed: float, seed: int) -> Path:
+    """The task's items with their own answers, a share of them changed."""
+    spec = spec_by_name(task)
+    items = load_items(spec)
+    rng = random.Random(seed)
+    with path.open("w", encoding="utf-8") as handle:
+        for n, item in enumerate(items):
+            reply = gold_reply(spec, item)
+            if rng.random() < changed:
+                if task == "ccpt_tp":
+                    wrong = rng.choice([t for t in TYPES if t != item.label])
+                    reply = json.dumps({"property_type": wrong})
+                else:
+                    reply = json.dumps({"property": items[(n + 7) % len(items)].property})
+            handle.write(json.dumps({"doc": item.as_doc(), "response": reply}) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """``conceptcomb score`` outputs of two "models" on ccpt_tp and ccpt_pi_emergent."""
+    root = tmp_path_factory.mktemp("scored")
+    found = {}
+    with LoopbackServer() as judge:
+        options = ["--judge-base-url", judge.base_url, "--judge-model", "gpt-4o",
+                   "--judge-cache", str(root / "judge.sqlite")]  # fmt: skip
+        for model, changed in (("model-a", 0.1), ("model-b", 0.35)):
+            out = root / model
+            out.mkdir()
+            for task in ("ccpt_tp", "ccpt_pi_emergent"):
+                predictions = _predictions(task, out / f"{task}.jsonl", changed, len(model) + 3)
+                extra = options if task != "ccpt_tp" else []
+                score_predictions(out, task, predictions, model, *extra)
+            found[model] = out
+    return found
+
+
+def _samples(out: Path, task: str) -> list[dict]:
+    return [json.loads(line) for line in (out / f"{task}.samples.jsonl").read_text().splitlines()]
+
+
+def _compare_json(*args: str) -> dict:
+    code, printed = run_cli("compare", *args, "--json")
+    assert code == 0, printed
+    return json.loads(printed)
+
+
+def _row(found: dict, task: str, metric: str) -> dict:
+    (row,) = [r for r in found["comparisons"] if r["task"] == task and r["metric"] == metric]
+    return row
+
+
+def test_a_run_compared_with_itself_is_zero_with_an_empty_interval_and_p_one(
+    tmp_path: Path,
+) -> None:
+    bundle = build_group_bundle(tmp_path / "group")
+    found = _compare_json(str(bundle), str(bundle))
+    tasks = {row["task"] for row in found["comparisons"]}
+    assert tasks == {"ccpt_tp", "ccpt_pi_emergent", "ccpt_pi_canceled", "ccpt_npc_emergent"}
+    for row in found["comparisons"]:
+        assert (row["difference"], row["lower"], row["upper"], row["p"]) == (0, 0, 0, 1), row
+    assert all(u["only_a"] == u["only_b"] == [] for u in found["unpaired"])
+    code, printed = run_cli("compare", str(bundle), str(bundle))
+    assert code == 0 and "ccpt_npc_emergent  E" in printed
+    assert "t, clustered by noun phrase" in printed
+
+
+def test_judged_scores_pair_item_by_item_as_scipy_gives(scored: dict[str, Path]) -> None:
+    """Property induction: no two items share a noun phrase, so ttest_rel on the items."""
+    task = "ccpt_pi_emergent"
+    found = _compare_json(str(scored["model-a"] / f"{task}.results.json"),
+                          str(scored["model-b"] / f"{task}.results.json"))  # fmt: skip
+    a = {row["item_id"]: row["metrics"]["E"] for row in _samples(scored["model-a"], task)}
+    b = {row["item_id"]: row["metrics"]["E"] for row in _samples(scored["model-b"], task)}
+    ids = sorted(a)
+    x, y = np.array([a[i] for i in ids]), np.array([b[i] for i in ids])
+    test = scipy_stats.ttest_rel(x, y)
+    low, high = test.confidence_interval()
+    row = _row(found, task, "E")
+    assert row["n"] == len(ids) == 200 and row["method"] == "t"
+    assert row["difference"] == pytest.approx(np.mean(x - y))
+    assert (row["lower"], row["upper"]) == (pytest.approx(low), pytest.approx(high))
+    assert row["p"] == pytest.approx(test.pvalue)
+    assert row["a"] == pytest.approx(np.mean(x)) and row["b"] == pytest.approx(np.mean(y))
+    assert row["correlation"] == pytest.approx(np.corrcoef(x, y)[0, 1])
+    assert found["runs"][0]["label"] == "model-a (conceptcomb score)"
+
+
+def test_type_prediction_is_clustered_by_noun_phrase_as_statsmodels_gives(
+    scored: dict[str, Path],
+) -> None:
+    task = "ccpt_tp"
+    found = _compare_json(str(scored["model-a"]), str(scored["model-b"]))
+    items = {item.item_id: item for item in load_items(spec_by_name(task))}
+    a = {r["item_id"]: r["metrics"]["accuracy"] for r in _samples(scored["model-a"], task)}
+    b = {r["item_id"]: r["metrics"]["accuracy"] for r in _samples(scored["model-b"], task)}
+    ids = sorted(a)
+    d = np.array([a[i] - b[i] for i in ids])
+    groups = np.unique([items[i].combination.lower() for i in ids], return_inverse=True)[1]
+    fit = OLS(d, np.ones(len(d))).fit(cov_type="cluster", cov_kwds={"groups": groups}, use_t=True)
+    row = _row(found, task, "accuracy")
+    assert row["method"] == "t, clustered" and row["unit"] == "noun phrase"
+    assert row["clusters"] == groups.max() + 1 < len(ids) == row["n"] == 1000
+    assert row["difference"] == pytest.approx(np.mean(d))
+    assert row["stderr"] == pytest.approx(fit.bse[0])
+    assert row["p"] == pytest.approx(fit.pvalues[0])
+    assert (row["lower"], row["upper"]) == tuple(pytest.approx(v) for v in fit.conf_int()[0])
+    holm = [r["p_holm"] for r in found["comparisons"]]
+    assert all(h >= r["p"] for h, r in zip(holm, found["comparisons"], strict=True))
+
+
+def test_csv_and_the_table_say_the_same(scored: dict[str, Path]) -> None:
+    args = (str(scored["model-a"]), str(scored["model-b"]))
+    code, printed = run_cli("compare", *args, "--csv")
+    assert code == 0
+    header, *lines = printed.splitlines()
+    assert header.startswith("task,metric,run_a,run_b,a,b,difference,lower,upper")
+    assert any(line.startswith("ccpt_tp,accuracy,A,B,") for line in lines)
+    code, printed = run_cli("compare", *args)
+    assert code == 0
+    assert "A - B [95% CI]" in printed and "p Holm" in printed and "MDD" in printed
+    assert "A = model-a (conceptcomb score)" in printed
+
+
+def test_no_shared_task_is_one_line_and_exit_1(scored: dict[str, Path], tmp_path: Path) -> None:
+    tp = scored["model-a"] / "ccpt_tp.results.json"
+    pi = scored["model-b"] / "ccpt_pi_emergent.results.json"
+    code, printed = run_cli("compare", str(tp), str(pi))
+    assert code == 1
+    errors = [line for line in printed.splitlines() if line.startswith("conceptcomb: error:")]
+    assert len(errors) == 1 and "no task is held by two of the runs" in errors[0]
+    code, printed = run_cli("compare", str(tp))
+    assert code == 1 and "compare needs two runs" in printed
+    code, printed = run_cli("compare", str(tp), str(tmp_path / "missing"))
+    assert code == 2 and "no such file or folder" in printed and "Traceback" not in printed

@@ -1,0 +1,114 @@
+"""Pairing rules of `conceptcomb.leaderboard.compare.comparison`, on runs' per-item scores
+built here: what refuses a pair (in one line naming both), what --allow-different-prompts
+allows, how several runs of one model are averaged per item, and what is listed as not
+paired."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import stats as scipy_stats
+from statsmodels.stats.multitest import multipletests
+
+from conceptcomb.leaderboard.compare.comparison import Comparison, compare, sides
+from conceptcomb.leaderboard.compare.items import CHAT_ONE, CHAT_TURNS, TEXT, Found, TaskItems
+from conceptcomb.leaderboard.statistics import corpus
+
+RNG = np.random.default_rng(3)
+IDS = [f"item {n}" for n in range(40)]
+
+
+def run(model: str, scores: np.ndarray, **fields: object) -> TaskItems:
+    items = TaskItems(
+        task="my_task", framework=str(fields.pop("framework", "lm-eval")), model=model,
+        source=f"{model}.json", version="1.0", ids=list(fields.pop("ids", IDS)),
+        scores={"accuracy": np.asarray(scores, dtype=float)},
+        fingerprint={"task version": "1.0", "prompt templates": "abc"},
+        prompt_format=CHAT_TURNS, demonstrations=3,
+    )  # fmt: skip
+    for name, value in fields.items():
+        setattr(items, name, value)
+    return items
+
+
+def compared(*runs: TaskItems, **options: Any) -> Comparison:
+    found = [Found(items=[r]) for r in runs]
+    return compare(sides([Path(r.source) for r in runs], found), **options)
+
+
+def test_a_different_prompt_layout_is_refused_in_one_line_unless_allowed() -> None:
+    a = run("a", RNG.normal(50, 10, 40))
+    b = run("b", RNG.normal(45, 10, 40), prompt_format=CHAT_ONE)
+    result = compared(a, b)
+    assert result.rows == []
+    (note,) = [n for n in result.notes if "differ" in n]
+    assert "A (a.json) and B (b.json) differ" in note and "prompt layout" in note
+    assert "--allow-different-prompts compares them anyway" in note
+    allowed = compared(a, b, allow_different_prompts=True)
+    (row,) = allowed.rows
+    assert row.label == "different prompts"
+    test = scipy_stats.ttest_rel(a.scores["accuracy"], b.scores["accuracy"])
+    assert row.result.p == pytest.approx(test.pvalue)
+
+
+def test_zero_shot_chat_layouts_and_unknown_layouts_pair() -> None:
+    a = run("a", RNG.normal(50, 10, 40), demonstrations=0)
+    b = run("b", RNG.normal(45, 10, 40), prompt_format=CHAT_ONE, demonstrations=0)
+    assert len(compared(a, b).rows) == 1
+    c = run("c", RNG.normal(45, 10, 40), prompt_format=None)  # replies scored afterwards
+    assert len(compared(a, c).rows) == 1
+    text = run("d", RNG.normal(45, 10, 40), prompt_format=TEXT, demonstrations=0)
+    assert compared(a, text).rows == []
+
+
+def test_another_version_is_never_paired() -> None:
+    a = run("a", RNG.normal(50, 10, 40))
+    b = run("b", RNG.normal(50, 10, 40), fingerprint={"task version": "2.0"})
+    result = compared(a, b, allow_different_prompts=True)
+    assert result.rows == []
+    assert any("task version: 1.0 vs 2.0" in n and "not comparable" in n for n in result.notes)
+
+
+def test_several_runs_of_one_model_are_averaged_per_item() -> None:
+    seeds = [RNG.normal(50, 10, 40) for _ in range(3)]
+    other = RNG.normal(47, 10, 40)
+    found = [Found(items=[run("a", s) for s in seeds]), Found(items=[run("b", other)])]
+    result = compare(sides([Path("a"), Path("b")], found))
+    (row,) = result.rows
+    mean = np.mean(seeds, axis=0)
+    test = scipy_stats.ttest_rel(mean, other)
+    assert row.result.difference == pytest.approx(np.mean(mean - other))
+    assert row.result.p == pytest.approx(test.pvalue)
+    assert any("3 runs of my_task, averaged per item" in n for n in result.notes)
+
+
+def test_items_one_run_lacks_or_whose_data_differ_are_listed_not_paired() -> None:
+    a = run("a", RNG.normal(50, 10, 40), data_hashes={i: "same" for i in IDS})
+    hashes = {i: "same" for i in IDS[:30]} | {IDS[3]: "other"}
+    b = run("b", RNG.normal(50, 10, 30), ids=IDS[:30], data_hashes=hashes)
+    result = compared(a, b)
+    (unpaired,) = result.unpaired
+    assert unpaired.paired == 29 and unpaired.only_a == IDS[30:] and unpaired.only_b == []
+    assert unpaired.data_differs == [IDS[3]]
+    assert result.rows[0].result.n == 29
+
+
+def test_a_corpus_metric_of_the_paired_items_is_bootstrapped() -> None:
+    labels = list(RNG.integers(0, 2, 40))
+    a = run("a", RNG.normal(50, 10, 40))
+    b = run("b", RNG.normal(50, 10, 40))
+    a.corpus["macro_f1"] = corpus.macro_f1(labels, labels, 100.0)
+    b.corpus["macro_f1"] = corpus.macro_f1(
+        labels, [1 - x for x in labels[:20]] + labels[20:], 100.0
+    )
+    result = compared(a, b, n_resamples=200)
+    row = next(r for r in result.rows if r.metric == "macro_f1")
+    assert row.result.method == "paired bootstrap, percentile" and row.result.resamples == 200
+    expected = a.corpus["macro_f1"].value() - b.corpus["macro_f1"].value()
+    assert row.result.difference == pytest.approx(expected)
+    assert row.result.lower <= row.result.difference <= row.result.upper
+    holm = multipletests([r.result.p for r in result.rows], method="holm")[1]
+    assert [r.p_holm for r in result.rows] == pytest.approx(list(holm))

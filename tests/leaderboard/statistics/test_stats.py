@@ -1,0 +1,142 @@
+"""`conceptcomb.leaderboard.statistics.stats` against scipy, statsmodels and Inspect, computed
+here on the same arrays independently."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from inspect_ai.scorer import SampleScore, Score, stderr
+from scipy import stats as scipy_stats
+from statsmodels.regression.linear_model import OLS
+from statsmodels.stats.contingency_tables import mcnemar
+from statsmodels.stats.multitest import multipletests
+from statsmodels.stats.power import TTestPower
+
+from conceptcomb.leaderboard.statistics import stats
+from conceptcomb.leaderboard.statistics.corpus import Mean
+
+RNG = np.random.default_rng(7)
+A = RNG.normal(50, 20, 120)
+B = A - 4 + RNG.normal(0, 10, 120)  # correlated with A, as two models on the same items are
+UNITS = [f"np{i // 3}" for i in range(120)]  # 40 noun phrases, three items each
+
+
+def test_a_run_against_itself_gives_zero_an_empty_interval_and_p_one() -> None:
+    for units in (None, UNITS):
+        same = stats.paired_difference(A, A, units)
+        assert same is not None
+        assert (same.difference, same.lower, same.upper, same.p) == (0.0, 0.0, 0.0, 1.0)
+    right = (RNG.random(50) > 0.5) * 100.0
+    same = stats.paired_difference(right, right)
+    assert same is not None and (same.difference, same.lower, same.upper, same.p) == (0, 0, 0, 1)
+    mean = Mean(A)
+    values = stats.bootstrap_distribution(mean, len(A), 200)
+    boot = stats.bootstrap_difference((mean.value(), values), (mean.value(), values), len(A))
+    assert (boot.difference, boot.lower, boot.upper, boot.p) == (0.0, 0.0, 0.0, 1.0)
+
+
+def test_the_paired_t_difference_is_scipys() -> None:
+    found = stats.paired_difference(A, B)
+    test = scipy_stats.ttest_rel(A, B)
+    low, high = test.confidence_interval(0.95)
+    assert found is not None and found.method == "t"
+    assert found.difference == pytest.approx(np.mean(A - B), abs=1e-12)
+    assert (found.lower, found.upper) == (pytest.approx(low), pytest.approx(high))
+    assert found.p == pytest.approx(test.pvalue)
+    assert found.stderr == pytest.approx(np.std(A - B, ddof=1) / math.sqrt(len(A)))
+    assert found.correlation == pytest.approx(np.corrcoef(A, B)[0, 1])
+    d = TTestPower().solve_power(nobs=len(A), alpha=0.05, power=0.8)
+    assert found.mdd == pytest.approx(d * np.std(A - B, ddof=1))
+    assert found.n == 120
+
+
+def test_undefined_items_are_left_out_of_both() -> None:
+    a, b = A.copy(), B.copy()
+    a[3], b[10] = np.nan, np.nan
+    found = stats.paired_difference(a, b)
+    keep = np.isfinite(a) & np.isfinite(b)
+    assert found is not None and found.n == 118
+    assert found.p == pytest.approx(scipy_stats.ttest_rel(a[keep], b[keep]).pvalue)
+
+
+def test_right_or_wrong_items_take_the_exact_mcnemar_p() -> None:
+    a = (RNG.random(200) < 0.6) * 100.0
+    b = np.where(RNG.random(200) < 0.8, a, 100.0 - a)
+    found = stats.paired_difference(a, b)
+    ra, rb = a == 100.0, b == 100.0
+    table = [[np.sum(ra & rb), np.sum(ra & ~rb)], [np.sum(~ra & rb), np.sum(~ra & ~rb)]]
+    assert found is not None and found.method.startswith("exact McNemar")
+    assert found.p == pytest.approx(mcnemar(table, exact=True).pvalue)
+    discordant = int(table[0][1] + table[1][0])
+    binomial = scipy_stats.binomtest(int(table[0][1]), discordant, 0.5).pvalue
+    assert found.p == pytest.approx(binomial)
+    assert found.difference == pytest.approx(np.mean(a) - np.mean(b))
+
+
+def test_the_clustered_standard_error_is_inspects() -> None:
+    scores = [
+        SampleScore(score=Score(value=float(v)), sample_id=i, sample_metadata={"np": u})
+        for i, (v, u) in enumerate(zip(A, UNITS, strict=True))
+    ]
+    inspect_se = stderr(cluster="np")(scores)
+    assert stats.clustered_stderr(A, UNITS) == pytest.approx(inspect_se, rel=1e-12)
+    interval = stats.mean_interval(A, UNITS, "noun phrase")
+    assert interval is not None and interval.stderr == pytest.approx(inspect_se, rel=1e-12)
+    assert interval.method == "t, clustered"
+    assert (interval.clusters, interval.unit) == (40, "noun phrase")
+
+
+def test_the_clustered_difference_is_statsmodels_cluster_regression() -> None:
+    d = A - B
+    codes = np.unique(UNITS, return_inverse=True)[1]
+    fit = OLS(d, np.ones(len(d))).fit(cov_type="cluster", cov_kwds={"groups": codes}, use_t=True)
+    found = stats.paired_difference(A, B, UNITS, "noun phrase")
+    assert found is not None and found.method == "t, clustered" and found.clusters == 40
+    assert found.stderr == pytest.approx(fit.bse[0], rel=1e-10)
+    low, high = fit.conf_int(0.05)[0]
+    assert (found.lower, found.upper) == (pytest.approx(low), pytest.approx(high))
+    assert found.p == pytest.approx(fit.pvalues[0], rel=1e-8)
+
+
+def test_items_of_their_own_unit_are_not_clustered() -> None:
+    interval = stats.mean_interval(A, [str(i) for i in range(len(A))])
+    assert interval is not None and interval.method == "t" and interval.clusters is None
+    low, high = scipy_stats.ttest_1samp(A, 0).confidence_interval(0.95)
+    assert (interval.lower, interval.upper) == (pytest.approx(low), pytest.approx(high))
+
+
+def test_holm_is_statsmodels() -> None:
+    p = [0.01, 0.04, 0.03, 0.5]
+    assert stats.holm(p) == pytest.approx(list(multipletests(p, method="holm")[1]))
+    assert stats.holm([]) == []
+
+
+def test_the_bootstrap_draws_what_scipy_draws() -> None:
+    """Percentile interval of a mean: the same resamples as ``scipy.stats.bootstrap`` with a
+    generator of the same seed, so the same interval and standard error."""
+    mean = Mean(A)
+    values = stats.bootstrap_distribution(mean, len(A), 500, seed=3)
+    interval = stats.bootstrap_interval(mean.value(), values, len(A))
+    result = scipy_stats.bootstrap(
+        (A,), np.mean, n_resamples=500, method="percentile", rng=np.random.default_rng(3),
+        vectorized=True,
+    )  # fmt: skip
+    low, high = result.confidence_interval
+    assert (interval.lower, interval.upper) == (pytest.approx(low), pytest.approx(high))
+    assert interval.stderr == pytest.approx(result.standard_error)
+    assert interval.resamples == 500 and interval.method == "bootstrap, percentile"
+
+
+def test_a_bootstrap_difference_of_two_runs_of_a_mean() -> None:
+    a, b = Mean(A), Mean(B)
+    da = stats.bootstrap_distribution(a, len(A), 1000)
+    db = stats.bootstrap_distribution(b, len(A), 1000)
+    found = stats.bootstrap_difference((a.value(), da), (b.value(), db), len(A))
+    assert found.difference == pytest.approx(np.mean(A) - np.mean(B))
+    assert found.lower < found.difference < found.upper
+    # close to the paired t interval for a mean this size
+    t = stats.paired_difference(A, B)
+    assert t is not None and found.stderr == pytest.approx(t.stderr, rel=0.15)
+    assert found.p < 0.01 and found.resamples == 1000
