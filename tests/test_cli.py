@@ -119,6 +119,29 @@ def test_every_subcommand_and_option_has_help() -> None:
     assert _undocumented(build_parser()) == []
 
 
+def _parsers(parser, path: str = "conceptcomb"):
+    """(path, parser) of the command and every subcommand, depth first."""
+    import argparse
+
+    yield path, parser
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _parsers(sub, f"{path} {name}")
+
+
+def test_every_help_page_prints(capsys) -> None:
+    """``--help`` of the command and of each subcommand (argparse %-formats help lines: a
+    bare "95% interval" reads as a format and ends ``conceptcomb --help`` in a traceback)."""
+    from conceptcomb.cli import build_parser
+
+    for path, parser in _parsers(build_parser()):
+        with pytest.raises(SystemExit) as done:
+            parser.parse_args(["--help"])
+        assert done.value.code == 0, path
+        assert capsys.readouterr().out.startswith("usage: "), path
+
+
 @pytest.mark.shared_data
 def test_data_verify_cggc_checks_its_sources(capsys) -> None:
     assert main(["data", "verify", "cggc", "--data-dir", str(SHARED_DATA / "cggc")]) == 0

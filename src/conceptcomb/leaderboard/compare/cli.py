@@ -37,7 +37,7 @@ CSV_FIELDS = (
 def add_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     parser = commands.add_parser(
         "compare",
-        help="is run A better than run B on the same items? paired differences with 95% "
+        help="is run A better than run B on the same items? paired differences with 95%% "
         "intervals, p-values (Holm-adjusted) and the smallest difference the items can detect",
         description="Pairs the runs' items by id and compares every metric of every task two "
         "runs hold: paired t intervals (clustered by the items' unit where they share one: "
