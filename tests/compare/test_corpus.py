@@ -57,15 +57,38 @@ def test_coco_bleu_is_pycocoevalcaps() -> None:
 def test_coco_cider_recomputes_the_document_frequencies_per_resample() -> None:
     metric = corpus.CocoCider(RECORDS, scale=10.0)
     score, _ = Cider().compute_score(*coco(RECORDS))
-    assert metric.value() == pytest.approx(10 * score, rel=1e-10)
+    assert metric.value() == pytest.approx(10 * score, rel=1e-12)
     rows = resamples()
     found = metric.resampled(counts_of(rows))
     for row, value in zip(rows, found, strict=True):
         score, _ = Cider().compute_score(*coco([RECORDS[i] for i in row]))
-        assert value == pytest.approx(10 * score, rel=1e-9)
+        assert value == pytest.approx(10 * score, rel=1e-12)
     subset = metric.subset([3, 1, 4])
     score, _ = Cider().compute_score(*coco([RECORDS[3], RECORDS[1], RECORDS[4]]))
-    assert subset.value() == pytest.approx(10 * score, rel=1e-10)
+    assert subset.value() == pytest.approx(10 * score, rel=1e-12)
+    assert metric.subset(range(len(RECORDS))) is metric  # all items: nothing built again
+
+
+def test_runs_on_the_same_references_share_them_and_are_resampled_together() -> None:
+    """Every run of a task has the same references: their side of CIDEr-D is built once,
+    and runs resampled together (`conceptcomb compare`) get what each gets alone."""
+    runs = [
+        [(RECORDS[(n + shift) % len(RECORDS)][0], refs) for n, (_, refs) in enumerate(RECORDS)]
+        for shift in (0, 1, 7)
+    ]
+    ciders = [corpus.CocoCider(records, scale=10.0) for records in runs]
+    assert ciders[1].refs is ciders[0].refs and ciders[2].refs is ciders[0].refs
+    bleu = corpus.coco_bleu(runs[1], 4, scale=100.0)
+    lazy = corpus.Lazy(lambda: ciders[2])
+    counts = stats.resample_counts(len(RECORDS), 70, seed=9)  # more than one chunk of 64
+    together = corpus.resampled_together([ciders[0], bleu, ciders[1], lazy], counts)
+    alone = [m.resampled(counts) for m in (ciders[0], bleu, ciders[1], ciders[2])]
+    for found, expected in zip(together, alone, strict=True):
+        assert np.array_equal(found, expected)
+    for row in (0, 69):
+        drawn = [runs[1][i] for i in np.repeat(np.arange(len(RECORDS)), counts[row].astype(int))]
+        score, _ = Cider().compute_score(*coco(drawn))
+        assert together[2][row] == pytest.approx(10 * score, rel=1e-12)
 
 
 def test_nmt_bleu_is_abspyramids_compute_bleu() -> None:

@@ -12,12 +12,17 @@ library's score on all items, and ``resampled`` the library's score on each resa
 * `coco_bleu`: pycocoevalcap's BLEU-n (CommonGen, CGGC): clipped n-gram matches and guesses,
   hypothesis lengths and the closest reference length summed over the items, then
   ``prod_k ((correct_k + 1e-15) / (guess_k + 1e-9))^(1/n)`` with the brevity penalty
-  ``exp(1 - ref/test)`` when test < ref (``BleuScorer.compute_score``);
+  ``exp(1 - ref/test)`` when test < ref (``BleuScorer.compute_score``); the references are
+  counted once per task, the items once for every order;
 * `CocoCider`: pycocoevalcap's CIDEr-D. Its idf comes from the references of the corpus
   scored, so it changes with every resample: the document frequency of each n-gram is
   recomputed per resample (the draw counts times each item's n-gram presence), and since
   every term of the score is a product of term frequencies with idf^2, each item's score on
-  a resample is a few sparse products with that resample's idf^2;
+  a resample is a few sparse products with that resample's idf^2. What depends on the
+  references only (`CiderReferences`: their n-grams, grouped by the items that hold them,
+  and on each resample the idf^2 and the references' norms) is the same for every run of a
+  task: built once per process, and computed once per resample for all the runs resampled
+  together (`resampled_together`);
 * `nmt_bleu`: tensorflow/nmt ``compute_bleu`` as Hugging Face ``evaluate``'s "bleu" computes
   it (AbsPyramid): the n-gram precision of one order, or the brevity penalty against the
   shortest reference;
@@ -33,6 +38,7 @@ library's score on all items, and ``resampled`` the library's score on each resa
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -66,24 +72,46 @@ class Summed:
         return self.formula(counts @ self.stats)
 
     def subset(self, rows: Sequence[int]) -> Summed:
+        if _all_rows(rows, self.n):
+            return self
         return Summed(self.stats[np.asarray(rows, dtype=int)], self.formula)
 
 
 # --- pycocoevalcap: BLEU -------------------------------------------------------------------
+References = tuple[tuple[str, ...], ...]  # each item's references (a cache key)
+
+
+def _references(records: Sequence[tuple[str, Sequence[str]]]) -> References:
+    return tuple(tuple(references) for _, references in records)
+
+
+def _all_rows(rows: Sequence[int], n: int) -> bool:
+    """The rows are every item, in order (a subset that is the whole)."""
+    return len(rows) == n and bool(np.array_equal(np.asarray(rows), np.arange(n)))
+
+
+@functools.lru_cache(maxsize=4)
+def _bleu_references(references: References, max_order: int) -> list[tuple[list[int], dict]]:
+    """Each item's references as pycocoevalcap's ``cook_refs`` counts them (their lengths
+    and each n-gram's largest count): the same for every run of a task, counted once."""
+    from pycocoevalcap.bleu.bleu_scorer import cook_refs
+
+    return [cook_refs(list(refs), n=max_order) for refs in references]
+
+
 def coco_bleu_stats(records: Sequence[tuple[str, Sequence[str]]], max_order: int = 4) -> np.ndarray:
     """Per item (hypothesis, references; tokens joined by spaces as pycocoevalcap takes them):
     [test length, closest reference length, guess_1..n, correct_1..n], counted by
-    pycocoevalcap's own ``BleuScorer``."""
-    from pycocoevalcap.bleu.bleu_scorer import BleuScorer
+    pycocoevalcap's own ``cook_refs`` and ``cook_test`` (``eff="closest"``: the reference
+    length ``BleuScorer.compute_score`` picks by default)."""
+    from pycocoevalcap.bleu.bleu_scorer import cook_test
 
-    scorer = BleuScorer(n=max_order)
-    for hypothesis, references in records:
-        scorer += (hypothesis, list(references))
-    rows = []
-    for comps in scorer.ctest:
-        reflen = scorer._single_reflen(comps["reflen"], "closest", comps["testlen"])
-        rows.append([comps["testlen"], reflen, *comps["guess"], *comps["correct"]])
-    return np.asarray(rows, dtype=float).reshape(len(rows), 2 + 2 * max_order)
+    cooked = _bleu_references(_references(records), max_order)
+    rows = np.empty((len(records), 2 + 2 * max_order))
+    for row, ((hypothesis, _), refs) in enumerate(zip(records, cooked, strict=True)):
+        comps = cook_test(hypothesis, refs, eff="closest", n=max_order)
+        rows[row] = [comps["testlen"], comps["reflen"], *comps["guess"], *comps["correct"]]
+    return rows
 
 
 def _coco_bleu_formula(order: int, max_order: int, scale: float) -> Callable:
@@ -102,128 +130,254 @@ def _coco_bleu_formula(order: int, max_order: int, scale: float) -> Callable:
 
 
 def coco_bleu(
-    records: Sequence[tuple[str, Sequence[str]]], order: int, scale: float = 1.0, max_order: int = 4
+    records: Sequence[tuple[str, Sequence[str]]],
+    order: int,
+    scale: float = 1.0,
+    max_order: int = 4,
+    counted: np.ndarray | None = None,
 ) -> Summed:
-    """pycocoevalcap ``Bleu(max_order)``'s BLEU-``order`` (times ``scale``)."""
-    return Summed(coco_bleu_stats(records, max_order), _coco_bleu_formula(order, max_order, scale))
+    """pycocoevalcap ``Bleu(max_order)``'s BLEU-``order`` (times ``scale``); ``counted``: the
+    records' `coco_bleu_stats` where another order counted them already."""
+    counted = coco_bleu_stats(records, max_order) if counted is None else counted
+    return Summed(counted, _coco_bleu_formula(order, max_order, scale))
 
 
 # --- pycocoevalcap: CIDEr-D ----------------------------------------------------------------
-@dataclass
-class _CiderTerms:
-    """One n-gram order's sparse terms (rows: (item, reference) pairs or items; columns:
-    the n-grams)."""
+ORDERS = 4  # pycocoevalcap's CIDEr-D: n-grams of 1 to 4 words
 
-    clipped: Any  # pairs x V: min(tf_hyp, tf_ref) * tf_ref
-    ref_sq: Any  # pairs x V: tf_ref^2
-    hyp_sq: Any  # items x V: tf_hyp^2
+
+@dataclass(frozen=True, eq=False)
+class CiderReferences:
+    """The reference side of CIDEr-D on a list of items: the same for every run of a task,
+    built once per process (`cider_references`).
+
+    An n-gram's idf on a resample depends only on which items' references hold it (its
+    document frequency is how many of those items the resample draws), so the n-grams held
+    by the same items share one column, a *group*, and their terms are summed in it before
+    being weighted: most 3- and 4-grams of cggc_ood are held by one item's reference only,
+    and the 273k n-grams of its 15,985 references make 46k groups. The last column holds the
+    hypotheses' n-grams that no reference holds (document frequency 0 on every resample)."""
+
+    n: int  # items
+    vocabulary: dict[tuple[str, ...], int]  # each reference n-gram's number
+    group: np.ndarray  # each reference n-gram's group (its column)
+    width: int  # groups, and the last column
+    presence: Any  # groups x items: 1 where the item's references hold the group's n-grams
+    ref_sq: Any  # (ORDERS * pairs) x groups: tf_ref^2, row k * pairs + pair for order k + 1
+    keys: np.ndarray  # pair * len(vocabulary) + n-gram number of each reference n-gram, sorted
+    tf: np.ndarray  # its count in that reference, in the order of ``keys``
+    pair_item: np.ndarray  # each (item, reference) pair's item; an item's pairs are adjacent
+    first_pair: np.ndarray  # each item's first pair
+    ref_length: np.ndarray  # each pair's bigram count (the length pycocoevalcap compares)
+    item_of_pair: Any  # items x pairs: 1 where the pair is the item's
+    refs_per_item: np.ndarray  # each item's references (at least 1: a divisor)
+
+    @property
+    def pairs(self) -> int:
+        return len(self.pair_item)
+
+    @property
+    def none(self) -> int:
+        return self.width - 1
+
+    def weights(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """On each resample (a row of ``counts``): each group's idf^2 (groups x resamples,
+        ``log(items listed) - log(max(df, 1))`` squared, as ``counts2vec`` weighs a term
+        frequency), and each pair's reference norm per order (ORDERS x pairs x resamples)."""
+        df = self.presence @ counts.T  # the document frequencies: groups x resamples
+        size = np.maximum(counts.sum(axis=1), 1.0)  # the items listed
+        idf = np.log(size)[None, :] - np.log(np.maximum(df, 1.0))
+        weight = np.ascontiguousarray(idf**2)
+        ref_norm = np.sqrt(self.ref_sq @ weight).reshape(ORDERS, self.pairs, -1)
+        return weight, ref_norm
+
+
+def _flatten(counted: list[dict]) -> tuple[list[tuple[str, ...]], np.ndarray, np.ndarray]:
+    """The n-grams of several n-gram counts (``precook``'s) one after the other, their
+    counts, and how many each holds."""
+    grams: list[tuple[str, ...]] = []
+    tfs: list[int] = []
+    for counts in counted:
+        grams += counts.keys()
+        tfs += counts.values()
+    sizes = np.fromiter(map(len, counted), np.int64, len(counted))
+    return grams, np.asarray(tfs, dtype=float), sizes
+
+
+def _groups(
+    gram: np.ndarray, item: np.ndarray, n: int, grams: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each n-gram's group (n-grams held by the same items share one), and the (n-gram, item)
+    pairs of the holdings, once each. The items of each n-gram are hashed (two random 64-bit
+    sums and their number) and then compared with those of its group's first n-gram, so the
+    groups are exact: were two sets ever to hash alike, each n-gram keeps a column of its own."""
+    held = np.unique(gram * n + item)  # by n-gram, then item
+    held_gram, held_item = np.divmod(held, n)
+    if not len(held):
+        return np.zeros(0, dtype=np.int64), held_gram, held_item
+    starts = np.flatnonzero(np.r_[True, held_gram[1:] != held_gram[:-1]])  # n-gram after n-gram
+    sizes = np.diff(np.r_[starts, len(held)])
+    rng = np.random.default_rng(0)
+    keys = [sizes]
+    for _ in range(2):
+        draws = rng.integers(0, 2**63, n, dtype=np.int64).astype(np.uint64)
+        keys.append(np.add.reduceat(draws[held_item], starts).astype(np.int64))  # wraps around
+    _, first, group = np.unique(
+        np.stack(keys, axis=1), axis=0, return_index=True, return_inverse=True
+    )
+    group = group.ravel()
+    offset = np.arange(len(held)) - np.repeat(starts, sizes)
+    same = held_item == held_item[starts[first[group[held_gram]]] + offset]
+    return (group if same.all() else np.arange(grams)), held_gram, held_item
+
+
+@functools.lru_cache(maxsize=4)
+def cider_references(references: References) -> CiderReferences:
+    """The reference side of CIDEr-D for these items' references (cached: every run of a
+    task has the same ones), counted by pycocoevalcap's ``cook_refs``."""
+    from pycocoevalcap.cider.cider_scorer import cook_refs
+    from scipy import sparse
+
+    n = len(references)
+    refs_count = np.fromiter(map(len, references), np.int64, n)
+    pair_item = np.repeat(np.arange(n), refs_count)
+    pairs = len(pair_item)
+    grams, tf, sizes = _flatten([ref for refs in references for ref in cook_refs(list(refs))])
+    vocabulary = {g: number for number, g in enumerate(dict.fromkeys(grams))}
+    gram = np.fromiter(map(vocabulary.__getitem__, grams), np.int64, len(grams))
+    pair = np.repeat(np.arange(pairs), sizes)
+    order = _orders(grams)
+    group, held_gram, held_item = _groups(gram, pair_item[pair], n, len(vocabulary))
+    width = int(group.max()) + 2 if len(group) else 1
+    first = np.unique(group, return_index=True)[1]  # each group's first n-gram: its items
+    mine = group[held_gram]
+    keep = first[mine] == held_gram
+    presence = sparse.csr_matrix(
+        (np.ones(int(keep.sum())), (mine[keep], held_item[keep])), shape=(width, n)
+    )
+    ref_sq = sparse.csr_matrix(
+        (tf**2, (order * pairs + pair, group[gram])), shape=(ORDERS * pairs, width)
+    )
+    keys = pair * len(vocabulary) + gram
+    sort = np.argsort(keys)
+    first_pair = np.cumsum(refs_count) - refs_count
+    return CiderReferences(
+        n=n, vocabulary=vocabulary, group=group, width=width, presence=presence, ref_sq=ref_sq,
+        keys=keys[sort], tf=tf[sort], pair_item=pair_item, first_pair=first_pair,
+        ref_length=np.bincount(pair, weights=np.where(order == 1, tf, 0.0), minlength=pairs),
+        item_of_pair=sparse.csr_matrix(
+            (np.ones(pairs), (pair_item, np.arange(pairs))), shape=(n, pairs)
+        ),
+        refs_per_item=np.maximum(refs_count, 1).astype(float),
+    )  # fmt: skip
+
+
+def _orders(grams: list[tuple[str, ...]]) -> np.ndarray:
+    """Each n-gram's order less one (0 for a word)."""
+    return np.fromiter(map(len, grams), np.int64, len(grams)) - 1
 
 
 class CocoCider:
     """pycocoevalcap ``Cider()``'s CIDEr-D (times ``scale``) on resamples, its document
     frequencies recomputed on each (`CiderScorer.compute_doc_freq` counts an n-gram once per
-    item whose references hold it; a resample lists an item as often as it is drawn)."""
+    item whose references hold it; a resample lists an item as often as it is drawn).
+
+    On a resample every term of an item's score is a product of term frequencies with an
+    n-gram's idf^2: the hypotheses' terms (``hyp_sq``: tf^2; ``clipped``: min(tf, tf_ref) x
+    tf_ref) are sparse rows over the references' groups (`CiderReferences`), multiplied by
+    each resample's idf^2 at once."""
 
     def __init__(
         self, records: Sequence[tuple[str, Sequence[str]]], scale: float = 1.0, sigma: float = 6.0
     ) -> None:
-        from pycocoevalcap.cider.cider_scorer import cook_refs, cook_test
-
-        self.scale, self.sigma, self.max_order = scale, sigma, 4
-        tests = [cook_test(hypothesis) for hypothesis, _ in records]
-        refs = [cook_refs(list(references)) for _, references in records]
-        self._build(tests, refs)
         self.records = list(records)
+        self.scale, self.sigma, self.n = scale, sigma, len(self.records)
+        self.refs = cider_references(_references(self.records))
+        self._hypotheses()
 
-    def _build(self, tests: list[dict], refs: list[list[dict]]) -> None:
+    def _hypotheses(self) -> None:
+        """Each hypothesis's terms over the groups, and each pair's length penalty, from
+        its n-grams (``cook_test``), with numpy."""
+        from pycocoevalcap.cider.cider_scorer import cook_test
         from scipy import sparse
 
-        vocabulary: dict[tuple[str, ...], int] = {}
-
-        def column(ngram: tuple[str, ...]) -> int:
-            return vocabulary.setdefault(ngram, len(vocabulary))
-
-        self.n = len(tests)
-        pair_item, penalty = [], []
-        presence: list[tuple[int, int]] = []
-        entries: dict[int, dict[str, list]] = {
-            k: {"pair": [], "hyp": []} for k in range(self.max_order)
-        }
-        pair = 0
-        for item, (test, references) in enumerate(zip(tests, refs, strict=True)):
-            for ngram in {g for ref in references for g in ref}:
-                presence.append((item, column(ngram)))
-            for ngram, tf in test.items():
-                entries[len(ngram) - 1]["hyp"].append((item, column(ngram), float(tf) ** 2))
-            hyp_length = sum(tf for g, tf in test.items() if len(g) == 2)  # as the scorer counts
-            for ref in references:
-                ref_length = sum(tf for g, tf in ref.items() if len(g) == 2)
-                for ngram, tf_ref in ref.items():
-                    clipped = min(float(test.get(ngram, 0.0)), float(tf_ref)) * tf_ref
-                    entries[len(ngram) - 1]["pair"].append(
-                        (pair, column(ngram), clipped, float(tf_ref) ** 2)
-                    )
-                delta = float(hyp_length - ref_length)
-                penalty.append(math.exp(-(delta**2) / (2 * self.sigma**2)))
-                pair_item.append(item)
-                pair += 1
-        width = len(vocabulary)
-        rows, cols = zip(*presence, strict=True) if presence else ((), ())
-        self.presence = sparse.csr_matrix((np.ones(len(rows)), (rows, cols)), shape=(self.n, width))
-        self.terms = []
-        for k in range(self.max_order):
-            p = entries[k]["pair"]
-            h = entries[k]["hyp"]
-            pr, pc, pv, ps = (list(x) for x in zip(*p, strict=True)) if p else ([], [], [], [])
-            hr, hc, hv = (list(x) for x in zip(*h, strict=True)) if h else ([], [], [])
-            self.terms.append(
-                _CiderTerms(
-                    sparse.csr_matrix((pv, (pr, pc)), shape=(pair, width)),
-                    sparse.csr_matrix((ps, (pr, pc)), shape=(pair, width)),
-                    sparse.csr_matrix((hv, (hr, hc)), shape=(self.n, width)),
-                )
-            )
-        self.pair_item = np.asarray(pair_item, dtype=int)
-        self.penalty = np.asarray(penalty, dtype=float)
-        self.item_of_pair = sparse.csr_matrix(
-            (np.ones(pair), (self.pair_item, np.arange(pair))), shape=(self.n, pair)
+        refs, n, pairs = self.refs, self.n, self.refs.pairs
+        grams, tf, sizes = _flatten([cook_test(hypothesis) for hypothesis, _ in self.records])
+        item = np.repeat(np.arange(n), sizes)
+        order = _orders(grams)
+        gram = np.fromiter(
+            map(refs.vocabulary.get, grams, itertools.repeat(-1)), np.int64, len(grams)
         )
-        counts = np.bincount(self.pair_item, minlength=self.n)
-        self.refs_per_item = np.maximum(counts, 1).astype(float)
+        known = gram >= 0  # the n-grams some reference holds
+        column = np.where(known, refs.group[np.where(known, gram, 0)], refs.none)
+        self.hyp_sq = sparse.csr_matrix(
+            (tf**2, (order * n + item, column)), shape=(ORDERS * n, refs.width)
+        )
+        # Each known n-gram against each reference of its item: its count there, if any.
+        entry = np.flatnonzero(known)
+        per_item = np.bincount(refs.pair_item, minlength=n)[item[entry]]
+        entry = np.repeat(entry, per_item)
+        pair = refs.first_pair[item[entry]] + (
+            np.arange(len(entry)) - np.repeat(np.cumsum(per_item) - per_item, per_item)
+        )
+        key = pair * len(refs.vocabulary) + gram[entry]
+        at = np.minimum(np.searchsorted(refs.keys, key), max(len(refs.keys) - 1, 0))
+        held = refs.keys[at] == key if len(refs.keys) else np.zeros(len(key), dtype=bool)
+        entry, pair, tf_ref = entry[held], pair[held], refs.tf[at[held]]
+        self.clipped = sparse.csr_matrix(
+            (np.minimum(tf[entry], tf_ref) * tf_ref, (order[entry] * pairs + pair, column[entry])),
+            shape=(ORDERS * pairs, refs.width),
+        )
+        bigrams = np.bincount(item, weights=np.where(order == 1, tf, 0.0), minlength=n)
+        delta = bigrams[refs.pair_item] - refs.ref_length  # pycocoevalcap's length: bigrams
+        self.penalty = np.exp(-(delta**2) / (2 * self.sigma**2))
 
-    def _item_scores(self, counts: np.ndarray) -> np.ndarray:
-        """(resamples x items) CIDEr-D of each item, with each resample's idf."""
-        df = (self.presence.T @ counts.T).T  # resamples x V: document frequencies
-        size = np.maximum(counts.sum(axis=1, keepdims=True), 1.0)  # the items listed
-        idf = np.log(size) - np.log(np.maximum(df, 1.0))
-        weight = (idf**2).T  # V x resamples
-        total = np.zeros((counts.shape[0], len(self.penalty)))
-        for terms in self.terms:
-            numerator = (terms.clipped @ weight).T  # resamples x pairs
-            ref_norm = np.sqrt((terms.ref_sq @ weight).T)
-            hyp_norm = np.sqrt((terms.hyp_sq @ weight).T)[:, self.pair_item]
-            denominator = hyp_norm * ref_norm
+    def _item_scores(self, weight: np.ndarray, ref_norm: np.ndarray) -> np.ndarray:
+        """(resamples x items) CIDEr-D of each item, from each resample's `weights`."""
+        refs = self.refs
+        resamples = weight.shape[1]
+        hyp_norm = np.sqrt(self.hyp_sq @ weight).reshape(ORDERS, self.n, resamples)
+        numerator = (self.clipped @ weight).reshape(ORDERS, refs.pairs, resamples)
+        total = np.zeros((refs.pairs, resamples))
+        for order in range(ORDERS):
+            denominator = hyp_norm[order][refs.pair_item] * ref_norm[order]
             with np.errstate(divide="ignore", invalid="ignore"):
-                value = np.where(denominator != 0, numerator / denominator, numerator)
-            total += value * self.penalty
-        per_item = (self.item_of_pair @ total.T).T  # resamples x items: summed over references
-        return per_item / self.max_order / self.refs_per_item * 10.0
+                value = np.where(denominator != 0, numerator[order] / denominator, numerator[order])
+            total += value * self.penalty[:, None]
+        per_item = refs.item_of_pair @ total  # items x resamples: summed over references
+        return (per_item / ORDERS / refs.refs_per_item[:, None] * 10.0).T
 
     def value(self) -> float:
         ones = np.ones((1, self.n))
-        return float(self.scale * np.mean(self._item_scores(ones)[0]))
+        return float(self.scale * np.mean(self._item_scores(*self.refs.weights(ones))[0]))
 
     def resampled(self, counts: np.ndarray) -> np.ndarray:
-        out = np.empty(counts.shape[0])
+        return CocoCider.together([self], counts)[0]
+
+    @staticmethod
+    def together(metrics: Sequence[CocoCider], counts: np.ndarray) -> list[np.ndarray]:
+        """Several runs' CIDEr-D on the same references and resamples: each chunk of
+        resamples' idf weights and reference norms (`CiderReferences.weights`, half a run's
+        cost on a large task) computed once for all of them."""
+        refs = metrics[0].refs
+        if any(metric.refs is not refs for metric in metrics):
+            raise ValueError("CIDEr-D computed together needs the same references")
+        out = np.empty((len(metrics), counts.shape[0]))
         for start in range(0, counts.shape[0], CHUNK):
             chunk = counts[start : start + CHUNK]
-            scores = self._item_scores(chunk)
+            weights = refs.weights(chunk)
             size = chunk.sum(axis=1)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out[start : start + CHUNK] = self.scale * np.sum(chunk * scores, axis=1) / size
-        return out
+            for row, metric in enumerate(metrics):
+                scores = metric._item_scores(*weights)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    out[row, start : start + CHUNK] = (
+                        metric.scale * np.sum(chunk * scores, axis=1) / size
+                    )
+        return list(out)
 
     def subset(self, rows: Sequence[int]) -> CocoCider:
+        if _all_rows(rows, self.n):
+            return self
         return CocoCider([self.records[i] for i in rows], self.scale, self.sigma)
 
 
@@ -261,8 +415,10 @@ def nmt_bleu(
     part: str,
     scale: float = 1.0,
     max_order: int = 4,
+    counted: np.ndarray | None = None,
 ) -> Summed:
-    """``part``: "precision_<k>" (the k-gram precision) or "brevity_penalty"."""
+    """``part``: "precision_<k>" (the k-gram precision) or "brevity_penalty"; ``counted``:
+    the records' `nmt_bleu_stats` where another part counted them already."""
 
     def formula(sums: np.ndarray) -> np.ndarray:
         matches, possible = sums[:, :max_order], sums[:, max_order : 2 * max_order]
@@ -276,7 +432,8 @@ def nmt_bleu(
             penalty = np.where(ratio > 1.0, 1.0, np.exp(1 - 1.0 / ratio))
         return scale * np.where(length > 0, penalty, 0.0)
 
-    return Summed(nmt_bleu_stats(records, max_order), formula)
+    counted = nmt_bleu_stats(records, max_order) if counted is None else counted
+    return Summed(counted, formula)
 
 
 # --- classification ------------------------------------------------------------------------
@@ -407,6 +564,8 @@ class Masked:
         return self.metric.resampled(counts[:, self.keep])
 
     def subset(self, rows: Sequence[int]) -> Masked:
+        if _all_rows(rows, self.n):
+            return self
         rows = np.asarray(rows, dtype=int)
         kept = rows[self.keep[rows]]
         inner = np.cumsum(self.keep) - 1  # an item's row among the kept
@@ -440,18 +599,43 @@ class Lazy:
         return self.metric.subset(rows)
 
 
-def build(inputs: CorpusInputs) -> Any:
+def resampled_together(metrics: Sequence[Any], counts: np.ndarray) -> list[np.ndarray]:
+    """Each metric on the same resamples (``metric.resampled(counts)``), the CIDEr-D of runs
+    on the same references computed together (`CocoCider.together`: ``conceptcomb compare``
+    of many runs of one task)."""
+    inners = [metric.metric if isinstance(metric, Lazy) else metric for metric in metrics]
+    found: dict[int, np.ndarray] = {}
+    ciders: dict[int, list[int]] = {}  # id of the references -> the metrics on them
+    for number, inner in enumerate(inners):
+        if isinstance(inner, CocoCider):
+            ciders.setdefault(id(inner.refs), []).append(number)
+        else:
+            found[number] = np.asarray(inner.resampled(counts), dtype=float)
+    for members in ciders.values():
+        values = CocoCider.together([inners[m] for m in members], counts)
+        found.update(zip(members, values, strict=True))
+    return [found[number] for number in range(len(metrics))]
+
+
+def build(inputs: CorpusInputs, counted: dict[tuple[str, int], np.ndarray] | None = None) -> Any:
     """The resampled computation a benchmark's `CorpusInputs` names (records of None: the
-    items the metric leaves out)."""
+    items the metric leaves out). ``counted``: BLEU's per-item counts by (kind, the records'
+    id), shared by the metrics of one task that count the same records (BLEU-3 and BLEU-4)."""
     keep = [record is not None for record in inputs.records]
     records = [record for record in inputs.records if record is not None]
     kind, scale = inputs.kind, inputs.scale
+    counted = {} if counted is None else counted
+    key = (kind, id(inputs.records))
     if kind == "coco-bleu":
-        metric: Any = coco_bleu(records, int(inputs.part), scale)
+        if key not in counted:
+            counted[key] = coco_bleu_stats(records)
+        metric: Any = coco_bleu(records, int(inputs.part), scale, counted=counted[key])
     elif kind == "coco-cider":
         metric = CocoCider(records, scale)
     elif kind == "nmt-bleu":
-        metric = nmt_bleu(records, str(inputs.part), scale)
+        if key not in counted:
+            counted[key] = nmt_bleu_stats(records)
+        metric = nmt_bleu(records, str(inputs.part), scale, counted=counted[key])
     elif kind == "macro-f1":
         metric = macro_f1([g for g, _ in records], [p for _, p in records], scale)
     elif kind == "auc":
@@ -465,7 +649,11 @@ def build(inputs: CorpusInputs) -> Any:
 def _pairs_with_test_set(
     adapter: Any, record: dict[str, Any], items: list[dict[str, Any]], data_dir: str | None
 ) -> list[tuple[Any, dict[str, Any]]]:
-    test = adapter.test_set(record["task"], record.get("options") or {}, data_dir)
+    """(test item, evidence) of each item: the test items as the corpus metrics need them
+    (an adapter's ``reference_set`` where it has one: without what only the item checks
+    need, such as CGGC's sampled demonstrations)."""
+    load = getattr(adapter, "reference_set", None) or adapter.test_set
+    test = load(record["task"], record.get("options") or {}, data_dir)
     by_id = {test.item_id(key): item for key, item in test.items.items()}
     pairs = []
     for evidence in items:
@@ -499,9 +687,10 @@ def corpus_metrics(
     except Exception as err:  # an item the computation does not take: named, not raised
         return {}, dict.fromkeys(wanted, f"cannot be recomputed ({type(err).__name__}: {err})")
     found, skipped = {}, {}
+    counted: dict[tuple[str, int], np.ndarray] = {}  # BLEU's counts, shared by its orders
     for metric in wanted:
         if metric in inputs:
-            found[metric] = Lazy(functools.partial(build, inputs[metric]))
+            found[metric] = Lazy(functools.partial(build, inputs[metric], counted))
         else:
             skipped[metric] = "a corpus metric whose tool scores the whole corpus at once (a jar)"
     return found, skipped

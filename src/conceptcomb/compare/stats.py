@@ -382,10 +382,17 @@ def resample_indices(n: int, n_resamples: int = N_RESAMPLES, seed: int = SEED) -
 
 @lru_cache(maxsize=16)
 def _counts(n: int, n_resamples: int, seed: int) -> np.ndarray:
-    indices = resample_indices(n, n_resamples, seed)
-    rows = np.arange(n_resamples)[:, None] * n
-    counts = np.bincount((indices + rows).ravel(), minlength=n_resamples * n)
-    counts = counts.reshape(n_resamples, n).astype(float)
+    """`resample_indices` counted a block of rows at a time (the generator gives the same
+    draws in blocks as at once; a block's arrays stay in the processor's cache)."""
+    rng = np.random.default_rng(seed)
+    counts = np.empty((n_resamples, n))
+    block = max(1, 2**16 // max(n, 1))
+    for start in range(0, n_resamples, block):
+        rows = min(block, n_resamples - start)
+        drawn = rng.integers(0, n, (rows, n)) + np.arange(rows)[:, None] * n
+        counts[start : start + rows] = np.bincount(drawn.ravel(), minlength=rows * n).reshape(
+            rows, n
+        )
     counts.flags.writeable = False
     return counts
 
@@ -408,6 +415,17 @@ def bootstrap_distribution(
 ) -> np.ndarray:
     """The metric on each of the ``n_resamples`` seeded resamples of its n items."""
     return np.asarray(metric.resampled(resample_counts(n, n_resamples, seed)), dtype=float)
+
+
+def bootstrap_distributions(
+    metrics: Sequence[Resampled], n: int, n_resamples: int = N_RESAMPLES, seed: int = SEED
+) -> list[np.ndarray]:
+    """`bootstrap_distribution` of several metrics over the same n items, on the same
+    resamples; what they share is computed once (`conceptcomb.compare.corpus.resampled_together`:
+    the CIDEr-D of many runs of one task)."""
+    from conceptcomb.compare.corpus import resampled_together
+
+    return resampled_together(metrics, resample_counts(n, n_resamples, seed))
 
 
 def bootstrap_interval(
