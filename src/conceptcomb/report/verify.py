@@ -6,8 +6,9 @@ Offline (`check_task`), for each task whose bundle carries evidence:
   all of them: the task is *verified*; some: *partial* (a ``--limit`` run, a subset);
 * each stored reply, parsed again by the task's own code, gives the stored answer; the judge
   questions are those the answer asks; the stored ratings give the stored per-item scores;
-* each metric's recorded 95% interval is the one its per-item scores give
-  (`conceptcomb.compare.intervals`: an edited bound is named);
+* each item's unit (CCPT's noun phrase, CGGC's concept set, McRae's concept) is its test
+  item's, and each metric's recorded 95% interval is the one its per-item scores and units
+  give (`conceptcomb.compare.intervals`: an edited bound or unit is named);
 * the per-item scores aggregate to the claimed metrics (up to floating-point rounding); a
   benchmark with corpus-level metrics (CGGC's BLEU/CIDEr, AbsPyramid's macro-F1) recomputes
   them from the stored replies instead (`conceptcomb.common.evidence.CorpusRecheck`), and a
@@ -218,6 +219,7 @@ def _check_items(
     problems: list[str] = []
     seen: set[str] = set()
     pairs: list[tuple[Any, dict[str, Any]]] = []
+    units = hasattr(checker, "unit") and any("unit" in evidence for evidence in items)
     for number, evidence in enumerate(items):
         item_id = evidence.get("id")
         label = _label(item_id, number)
@@ -237,8 +239,26 @@ def _check_items(
             found = checker.check_item(name, test_items[key], evidence)
         except Exception as err:  # a field of the wrong type, where the checks expect another
             found = [f"could not be checked ({_failure(err)})"]
+        if units:
+            found += _check_unit(name, checker, test_items[key], evidence)
         problems += [f"evidence: {name} item {label}: {problem}" for problem in found]
     return problems, pairs
+
+
+def _check_unit(name: str, checker: Any, item: Any, evidence: dict[str, Any]) -> list[str]:
+    """The item's stored unit against its test item's (`Clustering.unit`): the clustered
+    intervals are recomputed from the units as stored, so an edited one would change them
+    unseen. Bundles made before items carried units carry none at all: not checked."""
+    try:
+        expected = checker.unit(name, item)
+    except Exception as err:
+        return [f"its unit could not be checked ({_failure(err)})"]
+    stored = evidence.get("unit")
+    if stored == expected:
+        return []
+    what = printable(clip(repr(stored), 120)) if "unit" in evidence else "none"
+    unit = getattr(checker, "UNIT", "unit")
+    return [f"the bundle stores the unit {what}, its test item's {unit} is {expected!r}"]
 
 
 def _check_counts(
