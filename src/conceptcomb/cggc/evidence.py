@@ -284,7 +284,7 @@ class CggcEvidence:
         kept: list[bool] = []
         for test, evidence in pairs:
             answer = _answer(spec.style, evidence)
-            records.append((metrics.tokenize(answer), [metrics.tokenize(test.item.target)]))
+            records.append((metrics.tokenize(answer), [_reference_tokens(test.item.target)]))
             if spec.verify:
                 verdict = _verdict(test.item, answer, evidence.get("verification") or {})[0]
                 kept.append(bool(verdict.verified))
@@ -322,6 +322,13 @@ class CggcEvidence:
         else:
             result.metrics["spice" + suffix] = (metrics.spice(records), None)
         return result
+
+
+@lru_cache(maxsize=65536)
+def _reference_tokens(text: str) -> str:
+    """A reference sentence tokenized as the metrics tokenize it (the same in every run of a
+    task: ``conceptcomb compare`` of many runs tokenizes each once)."""
+    return metrics.tokenize(text)
 
 
 def _strings(evidence: dict[str, Any], key: str) -> list[str]:

@@ -19,7 +19,7 @@ library's score on all items, and ``resampled`` the library's score on each resa
   recomputed per resample (the draw counts times each item's n-gram presence), and since
   every term of the score is a product of term frequencies with idf^2, each item's score on
   a resample is a few sparse products with that resample's idf^2. What depends on the
-  references only (`CiderReferences`: their n-grams, grouped by the items that hold them,
+  references only (`ReferenceNGrams`: their n-grams, grouped by the items that hold them,
   and on each resample the idf^2 and the references' norms) is the same for every run of a
   task: built once per process, and computed once per resample for all the runs resampled
   together (`resampled_together`);
@@ -50,7 +50,9 @@ from conceptcomb.benchmarks import evidence_adapter
 from conceptcomb.common.errors import ConceptcombError, DataFormatError
 from conceptcomb.common.evidence import CorpusInputs
 
-CHUNK = 64  # resamples computed at once where a (resamples x vocabulary) matrix is needed
+# Resamples computed at once where a (groups x resamples) matrix is needed: CIDEr-D's arrays
+# of a chunk of 16 stay in the processor's cache (on cggc_ood 0.8 s a run, 1.0 s with 64).
+CHUNK = 16
 
 
 class Summed:
@@ -77,7 +79,8 @@ class Summed:
         return Summed(self.stats[np.asarray(rows, dtype=int)], self.formula)
 
 
-# --- pycocoevalcap: BLEU -------------------------------------------------------------------
+# --- pycocoevalcap: the n-grams of the references and of a run's hypotheses ----------------
+ORDERS = 4  # n-grams of 1 to 4 words: pycocoevalcap's CIDEr-D and ``Bleu(4)``
 References = tuple[tuple[str, ...], ...]  # each item's references (a cache key)
 
 
@@ -90,108 +93,6 @@ def _all_rows(rows: Sequence[int], n: int) -> bool:
     return len(rows) == n and bool(np.array_equal(np.asarray(rows), np.arange(n)))
 
 
-@functools.lru_cache(maxsize=4)
-def _bleu_references(references: References, max_order: int) -> list[tuple[list[int], dict]]:
-    """Each item's references as pycocoevalcap's ``cook_refs`` counts them (their lengths
-    and each n-gram's largest count): the same for every run of a task, counted once."""
-    from pycocoevalcap.bleu.bleu_scorer import cook_refs
-
-    return [cook_refs(list(refs), n=max_order) for refs in references]
-
-
-def coco_bleu_stats(records: Sequence[tuple[str, Sequence[str]]], max_order: int = 4) -> np.ndarray:
-    """Per item (hypothesis, references; tokens joined by spaces as pycocoevalcap takes them):
-    [test length, closest reference length, guess_1..n, correct_1..n], counted by
-    pycocoevalcap's own ``cook_refs`` and ``cook_test`` (``eff="closest"``: the reference
-    length ``BleuScorer.compute_score`` picks by default)."""
-    from pycocoevalcap.bleu.bleu_scorer import cook_test
-
-    cooked = _bleu_references(_references(records), max_order)
-    rows = np.empty((len(records), 2 + 2 * max_order))
-    for row, ((hypothesis, _), refs) in enumerate(zip(records, cooked, strict=True)):
-        comps = cook_test(hypothesis, refs, eff="closest", n=max_order)
-        rows[row] = [comps["testlen"], comps["reflen"], *comps["guess"], *comps["correct"]]
-    return rows
-
-
-def _coco_bleu_formula(order: int, max_order: int, scale: float) -> Callable:
-    def formula(sums: np.ndarray) -> np.ndarray:
-        tiny, small = 1e-15, 1e-9
-        testlen, reflen = sums[:, 0], sums[:, 1]
-        guess, correct = sums[:, 2 : 2 + max_order], sums[:, 2 + max_order :]
-        product = np.prod((correct[:, :order] + tiny) / (guess[:, :order] + small), axis=1)
-        bleu = product ** (1.0 / order)
-        ratio = (testlen + tiny) / (reflen + small)
-        with np.errstate(divide="ignore", over="ignore"):
-            penalty = np.where(ratio < 1, np.exp(1 - 1 / ratio), 1.0)
-        return scale * bleu * penalty
-
-    return formula
-
-
-def coco_bleu(
-    records: Sequence[tuple[str, Sequence[str]]],
-    order: int,
-    scale: float = 1.0,
-    max_order: int = 4,
-    counted: np.ndarray | None = None,
-) -> Summed:
-    """pycocoevalcap ``Bleu(max_order)``'s BLEU-``order`` (times ``scale``); ``counted``: the
-    records' `coco_bleu_stats` where another order counted them already."""
-    counted = coco_bleu_stats(records, max_order) if counted is None else counted
-    return Summed(counted, _coco_bleu_formula(order, max_order, scale))
-
-
-# --- pycocoevalcap: CIDEr-D ----------------------------------------------------------------
-ORDERS = 4  # pycocoevalcap's CIDEr-D: n-grams of 1 to 4 words
-
-
-@dataclass(frozen=True, eq=False)
-class CiderReferences:
-    """The reference side of CIDEr-D on a list of items: the same for every run of a task,
-    built once per process (`cider_references`).
-
-    An n-gram's idf on a resample depends only on which items' references hold it (its
-    document frequency is how many of those items the resample draws), so the n-grams held
-    by the same items share one column, a *group*, and their terms are summed in it before
-    being weighted: most 3- and 4-grams of cggc_ood are held by one item's reference only,
-    and the 273k n-grams of its 15,985 references make 46k groups. The last column holds the
-    hypotheses' n-grams that no reference holds (document frequency 0 on every resample)."""
-
-    n: int  # items
-    vocabulary: dict[tuple[str, ...], int]  # each reference n-gram's number
-    group: np.ndarray  # each reference n-gram's group (its column)
-    width: int  # groups, and the last column
-    presence: Any  # groups x items: 1 where the item's references hold the group's n-grams
-    ref_sq: Any  # (ORDERS * pairs) x groups: tf_ref^2, row k * pairs + pair for order k + 1
-    keys: np.ndarray  # pair * len(vocabulary) + n-gram number of each reference n-gram, sorted
-    tf: np.ndarray  # its count in that reference, in the order of ``keys``
-    pair_item: np.ndarray  # each (item, reference) pair's item; an item's pairs are adjacent
-    first_pair: np.ndarray  # each item's first pair
-    ref_length: np.ndarray  # each pair's bigram count (the length pycocoevalcap compares)
-    item_of_pair: Any  # items x pairs: 1 where the pair is the item's
-    refs_per_item: np.ndarray  # each item's references (at least 1: a divisor)
-
-    @property
-    def pairs(self) -> int:
-        return len(self.pair_item)
-
-    @property
-    def none(self) -> int:
-        return self.width - 1
-
-    def weights(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """On each resample (a row of ``counts``): each group's idf^2 (groups x resamples,
-        ``log(items listed) - log(max(df, 1))`` squared, as ``counts2vec`` weighs a term
-        frequency), and each pair's reference norm per order (ORDERS x pairs x resamples)."""
-        df = self.presence @ counts.T  # the document frequencies: groups x resamples
-        size = np.maximum(counts.sum(axis=1), 1.0)  # the items listed
-        idf = np.log(size)[None, :] - np.log(np.maximum(df, 1.0))
-        weight = np.ascontiguousarray(idf**2)
-        ref_norm = np.sqrt(self.ref_sq @ weight).reshape(ORDERS, self.pairs, -1)
-        return weight, ref_norm
-
-
 def _flatten(counted: list[dict]) -> tuple[list[tuple[str, ...]], np.ndarray, np.ndarray]:
     """The n-grams of several n-gram counts (``precook``'s) one after the other, their
     counts, and how many each holds."""
@@ -202,6 +103,19 @@ def _flatten(counted: list[dict]) -> tuple[list[tuple[str, ...]], np.ndarray, np
         tfs += counts.values()
     sizes = np.fromiter(map(len, counted), np.int64, len(counted))
     return grams, np.asarray(tfs, dtype=float), sizes
+
+
+def _orders(grams: list[tuple[str, ...]]) -> np.ndarray:
+    """Each n-gram's order less one (0 for a word)."""
+    return np.fromiter(map(len, grams), np.int64, len(grams)) - 1
+
+
+def _find(keys: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where each wanted key is in the sorted ``keys``, and whether it is there."""
+    if not len(keys):
+        return np.zeros(len(wanted), dtype=np.int64), np.zeros(len(wanted), dtype=bool)
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return at, keys[at] == wanted
 
 
 def _groups(
@@ -227,14 +141,75 @@ def _groups(
     )
     group = group.ravel()
     offset = np.arange(len(held)) - np.repeat(starts, sizes)
-    same = held_item == held_item[starts[first[group[held_gram]]] + offset]
-    return (group if same.all() else np.arange(grams)), held_gram, held_item
+    if not np.all(held_item == held_item[starts[first[group[held_gram]]] + offset]):
+        group = np.arange(grams)
+    # Numbered in the order of the first item holding them: an item's own n-grams sit near
+    # the next item's, and the weights' rows are read in the items' order.
+    lowest = np.empty(int(group.max()) + 1, dtype=np.int64)
+    lowest[group] = held_item[starts]
+    rank = np.empty_like(lowest)
+    rank[np.argsort(lowest, kind="stable")] = np.arange(len(lowest))
+    return rank[group], held_gram, held_item
+
+
+@dataclass(frozen=True, eq=False)
+class ReferenceNGrams:
+    """The references' side of BLEU and CIDEr-D on a list of items: the same for every run of
+    a task, built once per process (`reference_ngrams`).
+
+    CIDEr-D: an n-gram's idf on a resample depends only on which items' references hold it
+    (its document frequency is how many of those items the resample draws), so the n-grams
+    held by the same items share one column, a *group*, and their terms are summed in it
+    before being weighted: most 3- and 4-grams of cggc_ood are held by one item's reference
+    only, and the 273k n-grams of its 15,985 references make 46k groups. The last column
+    holds the hypotheses' n-grams that no reference holds (document frequency 0 on every
+    resample)."""
+
+    n: int  # items
+    vocabulary: dict[tuple[str, ...], int]  # each reference n-gram's number
+    group: np.ndarray  # each reference n-gram's group (its column)
+    width: int  # groups, and the last column
+    presence: Any  # groups x items: 1 where the item's references hold the group's n-grams
+    ref_sq: Any  # (ORDERS * pairs) x groups: tf_ref^2, row k * pairs + pair for order k + 1
+    keys: np.ndarray  # pair * len(vocabulary) + n-gram number of each reference n-gram, sorted
+    tf: np.ndarray  # its count in that reference, in the order of ``keys``
+    item_keys: np.ndarray  # item * len(vocabulary) + n-gram number, sorted (BLEU's clipping)
+    item_max: np.ndarray  # the n-gram's largest count in a reference of the item
+    pair_item: np.ndarray  # each (item, reference) pair's item; an item's pairs are adjacent
+    first_pair: np.ndarray  # each item's first pair
+    words: np.ndarray  # each pair's reference length in words (BLEU's)
+    bigrams: np.ndarray  # each pair's bigram count (the length CIDEr-D compares)
+    item_of_pair: Any  # items x pairs: 1 where the pair is the item's
+    refs_per_item: np.ndarray  # each item's references (at least 1: a divisor)
+    one_each: bool  # every item has one reference (pairs are items: CGGC)
+
+    @property
+    def pairs(self) -> int:
+        return len(self.pair_item)
+
+    @property
+    def none(self) -> int:
+        return self.width - 1
+
+    def weights(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """On each resample (a row of ``counts``): each group's idf^2 (groups x resamples,
+        ``log(items listed) - log(max(df, 1))`` squared, as ``counts2vec`` weighs a term
+        frequency), and each pair's reference norm per order ((ORDERS * pairs) x resamples,
+        the rows of ``ref_sq``)."""
+        df = self.presence @ counts.T  # the document frequencies: groups x resamples
+        size = np.maximum(counts.sum(axis=1), 1.0)  # the items listed
+        # Both are whole numbers: log(max(df, 1)) is looked up, not computed for each group.
+        logs = np.log(np.maximum(np.arange(int(df.max(initial=0.0)) + 1), 1.0))
+        weight = np.log(size)[None, :] - logs[df.astype(np.int64)]
+        weight **= 2
+        ref_norm = np.sqrt(self.ref_sq @ weight)
+        return weight, ref_norm
 
 
 @functools.lru_cache(maxsize=4)
-def cider_references(references: References) -> CiderReferences:
-    """The reference side of CIDEr-D for these items' references (cached: every run of a
-    task has the same ones), counted by pycocoevalcap's ``cook_refs``."""
+def reference_ngrams(references: References) -> ReferenceNGrams:
+    """The references' side for these items' references (cached: every run of a task has
+    the same ones), their n-grams counted by pycocoevalcap's ``cook_refs``."""
     from pycocoevalcap.cider.cider_scorer import cook_refs
     from scipy import sparse
 
@@ -260,23 +235,117 @@ def cider_references(references: References) -> CiderReferences:
     )
     keys = pair * len(vocabulary) + gram
     sort = np.argsort(keys)
+    item_keys = pair_item[pair] * len(vocabulary) + gram
+    by_item = np.argsort(item_keys, kind="stable")
+    item_keys = item_keys[by_item]
+    starts = np.flatnonzero(np.r_[True, item_keys[1:] != item_keys[:-1]]) if len(grams) else []
     first_pair = np.cumsum(refs_count) - refs_count
-    return CiderReferences(
+    return ReferenceNGrams(
         n=n, vocabulary=vocabulary, group=group, width=width, presence=presence, ref_sq=ref_sq,
-        keys=keys[sort], tf=tf[sort], pair_item=pair_item, first_pair=first_pair,
-        ref_length=np.bincount(pair, weights=np.where(order == 1, tf, 0.0), minlength=pairs),
+        keys=keys[sort], tf=tf[sort], item_keys=item_keys[starts],
+        item_max=np.maximum.reduceat(tf[by_item], starts) if len(grams) else tf,
+        pair_item=pair_item, first_pair=first_pair,
+        words=np.bincount(pair, weights=np.where(order == 0, tf, 0.0), minlength=pairs),
+        bigrams=np.bincount(pair, weights=np.where(order == 1, tf, 0.0), minlength=pairs),
         item_of_pair=sparse.csr_matrix(
             (np.ones(pairs), (pair_item, np.arange(pairs))), shape=(n, pairs)
         ),
         refs_per_item=np.maximum(refs_count, 1).astype(float),
+        one_each=bool(np.all(refs_count == 1)),
     )  # fmt: skip
 
 
-def _orders(grams: list[tuple[str, ...]]) -> np.ndarray:
-    """Each n-gram's order less one (0 for a word)."""
-    return np.fromiter(map(len, grams), np.int64, len(grams)) - 1
+@dataclass(frozen=True, eq=False)
+class Hypotheses:
+    """A run's hypotheses' n-grams as pycocoevalcap's ``precook`` counts them (the same for
+    BLEU and CIDEr-D: counted once a run), numbered by the references' vocabulary."""
+
+    refs: ReferenceNGrams
+    item: np.ndarray  # each distinct n-gram of each hypothesis: its item
+    order: np.ndarray  # its order less one
+    gram: np.ndarray  # its number in the references' vocabulary (-1: no reference holds it)
+    tf: np.ndarray  # its count in the hypothesis
+
+    def in_references(self, keys: np.ndarray, per: str) -> tuple[np.ndarray, np.ndarray]:
+        """The known n-grams found in ``keys`` (sorted ``<pair or item> * vocabulary +
+        n-gram``; ``per`` "pair": each n-gram once per reference of its item), as (entries
+        into these arrays, their pairs or items, where each is in ``keys``)."""
+        refs, entry = self.refs, np.flatnonzero(self.gram >= 0)
+        where = self.item[entry]
+        if per == "pair":
+            per_item = np.bincount(refs.pair_item, minlength=refs.n)[where]
+            entry = np.repeat(entry, per_item)
+            where = refs.first_pair[self.item[entry]] + (
+                np.arange(len(entry)) - np.repeat(np.cumsum(per_item) - per_item, per_item)
+            )
+        at, found = _find(keys, where * len(refs.vocabulary) + self.gram[entry])
+        return entry[found], where[found], at[found]
 
 
+def hypotheses(records: Sequence[tuple[str, Sequence[str]]]) -> Hypotheses:
+    """The hypotheses' n-grams (``cook_test``), against their references' `reference_ngrams`."""
+    from pycocoevalcap.cider.cider_scorer import cook_test
+
+    refs = reference_ngrams(_references(records))
+    grams, tf, sizes = _flatten([cook_test(hypothesis) for hypothesis, _ in records])
+    gram = np.fromiter(map(refs.vocabulary.get, grams, itertools.repeat(-1)), np.int64, len(grams))
+    item = np.repeat(np.arange(len(records)), sizes)
+    return Hypotheses(refs, item, _orders(grams), gram, tf)
+
+
+# --- pycocoevalcap: BLEU -------------------------------------------------------------------
+def coco_bleu_stats(
+    records: Sequence[tuple[str, Sequence[str]]], counted: Hypotheses | None = None
+) -> np.ndarray:
+    """Per item (hypothesis, references; tokens joined by spaces as pycocoevalcap takes them):
+    [test length, closest reference length, guess_1..4, correct_1..4] as ``BleuScorer``
+    counts them (``cook_test`` with the closest reference length, its default): the words,
+    the reference length nearest to theirs (the shorter on a tie), the n-grams of each order,
+    and those matched, each at most as often as one reference of the item holds it.
+    ``counted``: the records' `hypotheses` where CIDEr-D counted them already."""
+    hyp = hypotheses(records) if counted is None else counted
+    refs, n = hyp.refs, len(records)
+    words = np.bincount(hyp.item, weights=np.where(hyp.order == 0, hyp.tf, 0.0), minlength=n)
+    entry, item, at = hyp.in_references(refs.item_keys, per="item")
+    matched = np.minimum(hyp.tf[entry], refs.item_max[at])
+    correct = np.bincount(item * ORDERS + hyp.order[entry], weights=matched, minlength=n * ORDERS)
+    guess = np.maximum(words[:, None] - np.arange(ORDERS)[None, :], 0.0)
+    distance = np.abs(refs.words - words[refs.pair_item])
+    nearest = np.lexsort((refs.words, distance, refs.pair_item))  # by item, distance, length
+    first = nearest[np.r_[True, refs.pair_item[nearest][1:] != refs.pair_item[nearest][:-1]]]
+    reflen = np.zeros(n)
+    reflen[refs.pair_item[first]] = refs.words[first]
+    return np.column_stack([words, reflen, guess, correct.reshape(n, ORDERS)])
+
+
+def _coco_bleu_formula(order: int, scale: float) -> Callable:
+    def formula(sums: np.ndarray) -> np.ndarray:
+        tiny, small = 1e-15, 1e-9
+        testlen, reflen = sums[:, 0], sums[:, 1]
+        guess, correct = sums[:, 2 : 2 + ORDERS], sums[:, 2 + ORDERS :]
+        product = np.prod((correct[:, :order] + tiny) / (guess[:, :order] + small), axis=1)
+        bleu = product ** (1.0 / order)
+        ratio = (testlen + tiny) / (reflen + small)
+        with np.errstate(divide="ignore", over="ignore"):
+            penalty = np.where(ratio < 1, np.exp(1 - 1 / ratio), 1.0)
+        return scale * bleu * penalty
+
+    return formula
+
+
+def coco_bleu(
+    records: Sequence[tuple[str, Sequence[str]]],
+    order: int,
+    scale: float = 1.0,
+    counted: np.ndarray | None = None,
+) -> Summed:
+    """pycocoevalcap ``Bleu(4)``'s BLEU-``order`` (times ``scale``); ``counted``: the
+    records' `coco_bleu_stats` where another order counted them already."""
+    counted = coco_bleu_stats(records) if counted is None else counted
+    return Summed(counted, _coco_bleu_formula(order, scale))
+
+
+# --- pycocoevalcap: CIDEr-D ----------------------------------------------------------------
 class CocoCider:
     """pycocoevalcap ``Cider()``'s CIDEr-D (times ``scale``) on resamples, its document
     frequencies recomputed on each (`CiderScorer.compute_doc_freq` counts an n-gram once per
@@ -284,72 +353,68 @@ class CocoCider:
 
     On a resample every term of an item's score is a product of term frequencies with an
     n-gram's idf^2: the hypotheses' terms (``hyp_sq``: tf^2; ``clipped``: min(tf, tf_ref) x
-    tf_ref) are sparse rows over the references' groups (`CiderReferences`), multiplied by
-    each resample's idf^2 at once."""
+    tf_ref) are sparse rows over the references' groups (`ReferenceNGrams`), multiplied by
+    each resample's idf^2 at once. ``counted``: the records' `hypotheses` where BLEU counted
+    them already."""
 
     def __init__(
-        self, records: Sequence[tuple[str, Sequence[str]]], scale: float = 1.0, sigma: float = 6.0
+        self,
+        records: Sequence[tuple[str, Sequence[str]]],
+        scale: float = 1.0,
+        sigma: float = 6.0,
+        counted: Hypotheses | None = None,
     ) -> None:
         self.records = list(records)
         self.scale, self.sigma, self.n = scale, sigma, len(self.records)
-        self.refs = cider_references(_references(self.records))
-        self._hypotheses()
+        hyp = hypotheses(self.records) if counted is None else counted
+        self.refs = hyp.refs
+        self._terms(hyp)
 
-    def _hypotheses(self) -> None:
-        """Each hypothesis's terms over the groups, and each pair's length penalty, from
-        its n-grams (``cook_test``), with numpy."""
-        from pycocoevalcap.cider.cider_scorer import cook_test
+    def _terms(self, hyp: Hypotheses) -> None:
+        """Each hypothesis's terms over the groups, and each pair's length penalty."""
         from scipy import sparse
 
         refs, n, pairs = self.refs, self.n, self.refs.pairs
-        grams, tf, sizes = _flatten([cook_test(hypothesis) for hypothesis, _ in self.records])
-        item = np.repeat(np.arange(n), sizes)
-        order = _orders(grams)
-        gram = np.fromiter(
-            map(refs.vocabulary.get, grams, itertools.repeat(-1)), np.int64, len(grams)
-        )
-        known = gram >= 0  # the n-grams some reference holds
-        column = np.where(known, refs.group[np.where(known, gram, 0)], refs.none)
+        known = hyp.gram >= 0  # the n-grams some reference holds
+        column = np.where(known, refs.group[np.where(known, hyp.gram, 0)], refs.none)
         self.hyp_sq = sparse.csr_matrix(
-            (tf**2, (order * n + item, column)), shape=(ORDERS * n, refs.width)
+            (hyp.tf**2, (hyp.order * n + hyp.item, column)), shape=(ORDERS * n, refs.width)
         )
-        # Each known n-gram against each reference of its item: its count there, if any.
-        entry = np.flatnonzero(known)
-        per_item = np.bincount(refs.pair_item, minlength=n)[item[entry]]
-        entry = np.repeat(entry, per_item)
-        pair = refs.first_pair[item[entry]] + (
-            np.arange(len(entry)) - np.repeat(np.cumsum(per_item) - per_item, per_item)
-        )
-        key = pair * len(refs.vocabulary) + gram[entry]
-        at = np.minimum(np.searchsorted(refs.keys, key), max(len(refs.keys) - 1, 0))
-        held = refs.keys[at] == key if len(refs.keys) else np.zeros(len(key), dtype=bool)
-        entry, pair, tf_ref = entry[held], pair[held], refs.tf[at[held]]
+        bigrams = np.bincount(hyp.item, weights=np.where(hyp.order == 1, hyp.tf, 0.0), minlength=n)
+        delta = bigrams[refs.pair_item] - refs.bigrams  # pycocoevalcap's length: bigrams
+        self.penalty = np.exp(-(delta**2) / (2 * self.sigma**2))
+        # Each n-gram's count in each reference of its item that holds it; the penalty is the
+        # pair's on every resample: it multiplies the numerators here.
+        entry, pair, at = hyp.in_references(refs.keys, per="pair")
+        tf_ref = refs.tf[at]
+        clipped = np.minimum(hyp.tf[entry], tf_ref) * tf_ref * self.penalty[pair]
         self.clipped = sparse.csr_matrix(
-            (np.minimum(tf[entry], tf_ref) * tf_ref, (order[entry] * pairs + pair, column[entry])),
+            (clipped, (hyp.order[entry] * pairs + pair, column[entry])),
             shape=(ORDERS * pairs, refs.width),
         )
-        bigrams = np.bincount(item, weights=np.where(order == 1, tf, 0.0), minlength=n)
-        delta = bigrams[refs.pair_item] - refs.ref_length  # pycocoevalcap's length: bigrams
-        self.penalty = np.exp(-(delta**2) / (2 * self.sigma**2))
 
     def _item_scores(self, weight: np.ndarray, ref_norm: np.ndarray) -> np.ndarray:
-        """(resamples x items) CIDEr-D of each item, from each resample's `weights`."""
+        """(items x resamples) CIDEr-D of each item, from each resample's `weights`:
+        pycocoevalcap's ``sim`` of each (item, reference) pair and order (the clipped
+        products over the norms, unless a norm is 0), times the pair's length penalty,
+        summed over the orders and references, / 4 / references x 10 (``compute_cider``)."""
         refs = self.refs
-        resamples = weight.shape[1]
-        hyp_norm = np.sqrt(self.hyp_sq @ weight).reshape(ORDERS, self.n, resamples)
-        numerator = (self.clipped @ weight).reshape(ORDERS, refs.pairs, resamples)
-        total = np.zeros((refs.pairs, resamples))
-        for order in range(ORDERS):
-            denominator = hyp_norm[order][refs.pair_item] * ref_norm[order]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                value = np.where(denominator != 0, numerator[order] / denominator, numerator[order])
-            total += value * self.penalty[:, None]
-        per_item = refs.item_of_pair @ total  # items x resamples: summed over references
-        return (per_item / ORDERS / refs.refs_per_item[:, None] * 10.0).T
+        hyp_norm = np.sqrt(self.hyp_sq @ weight)  # (ORDERS * items) x resamples
+        if not refs.one_each:  # each pair's row: its item's
+            rows = (np.arange(ORDERS)[:, None] * self.n + refs.pair_item[None, :]).ravel()
+            hyp_norm = hyp_norm[rows]
+        value = self.clipped @ weight  # the numerators, times the pairs' length penalty
+        denominator = hyp_norm * ref_norm
+        np.divide(value, denominator, out=value, where=denominator != 0)
+        total = value.reshape(ORDERS, refs.pairs, -1).sum(axis=0)  # pairs x resamples
+        if refs.one_each:
+            return total / ORDERS * 10.0
+        per_item = refs.item_of_pair @ total  # summed over references
+        return per_item / ORDERS / refs.refs_per_item[:, None] * 10.0
 
     def value(self) -> float:
         ones = np.ones((1, self.n))
-        return float(self.scale * np.mean(self._item_scores(*self.refs.weights(ones))[0]))
+        return float(self.scale * np.mean(self._item_scores(*self.refs.weights(ones))[:, 0]))
 
     def resampled(self, counts: np.ndarray) -> np.ndarray:
         return CocoCider.together([self], counts)[0]
@@ -357,7 +422,7 @@ class CocoCider:
     @staticmethod
     def together(metrics: Sequence[CocoCider], counts: np.ndarray) -> list[np.ndarray]:
         """Several runs' CIDEr-D on the same references and resamples: each chunk of
-        resamples' idf weights and reference norms (`CiderReferences.weights`, half a run's
+        resamples' idf weights and reference norms (`ReferenceNGrams.weights`, half a run's
         cost on a large task) computed once for all of them."""
         refs = metrics[0].refs
         if any(metric.refs is not refs for metric in metrics):
@@ -371,7 +436,7 @@ class CocoCider:
                 scores = metric._item_scores(*weights)
                 with np.errstate(divide="ignore", invalid="ignore"):
                     out[row, start : start + CHUNK] = (
-                        metric.scale * np.sum(chunk * scores, axis=1) / size
+                        metric.scale * np.sum(chunk * scores.T, axis=1) / size
                     )
         return list(out)
 
@@ -617,25 +682,32 @@ def resampled_together(metrics: Sequence[Any], counts: np.ndarray) -> list[np.nd
     return [found[number] for number in range(len(metrics))]
 
 
-def build(inputs: CorpusInputs, counted: dict[tuple[str, int], np.ndarray] | None = None) -> Any:
+def build(inputs: CorpusInputs, counted: dict[tuple[str, int], Any] | None = None) -> Any:
     """The resampled computation a benchmark's `CorpusInputs` names (records of None: the
-    items the metric leaves out). ``counted``: BLEU's per-item counts by (kind, the records'
-    id), shared by the metrics of one task that count the same records (BLEU-3 and BLEU-4)."""
+    items the metric leaves out). ``counted``: what the metrics of one task that read the
+    same records share (by what it is and the records' id): the hypotheses' n-grams (BLEU and
+    CIDEr-D), BLEU's per-item counts (BLEU-3 and BLEU-4)."""
     keep = [record is not None for record in inputs.records]
     records = [record for record in inputs.records if record is not None]
     kind, scale = inputs.kind, inputs.scale
     counted = {} if counted is None else counted
-    key = (kind, id(inputs.records))
+
+    def shared(what: str, count: Callable[[], Any]) -> Any:
+        key = (what, id(inputs.records))
+        if key not in counted:
+            counted[key] = count()
+        return counted[key]
+
+    if kind in ("coco-bleu", "coco-cider"):
+        ngrams = shared("n-grams", lambda: hypotheses(records))
     if kind == "coco-bleu":
-        if key not in counted:
-            counted[key] = coco_bleu_stats(records)
-        metric: Any = coco_bleu(records, int(inputs.part), scale, counted=counted[key])
+        sums = shared(kind, lambda: coco_bleu_stats(records, ngrams))
+        metric: Any = coco_bleu(records, int(inputs.part), scale, counted=sums)
     elif kind == "coco-cider":
-        metric = CocoCider(records, scale)
+        metric = CocoCider(records, scale, counted=ngrams)
     elif kind == "nmt-bleu":
-        if key not in counted:
-            counted[key] = nmt_bleu_stats(records)
-        metric = nmt_bleu(records, str(inputs.part), scale, counted=counted[key])
+        sums = shared(kind, lambda: nmt_bleu_stats(records))
+        metric = nmt_bleu(records, str(inputs.part), scale, counted=sums)
     elif kind == "macro-f1":
         metric = macro_f1([g for g, _ in records], [p for _, p in records], scale)
     elif kind == "auc":
@@ -687,7 +759,7 @@ def corpus_metrics(
     except Exception as err:  # an item the computation does not take: named, not raised
         return {}, dict.fromkeys(wanted, f"cannot be recomputed ({type(err).__name__}: {err})")
     found, skipped = {}, {}
-    counted: dict[tuple[str, int], np.ndarray] = {}  # BLEU's counts, shared by its orders
+    counted: dict[tuple[str, int], Any] = {}  # what the metrics of these records share
     for metric in wanted:
         if metric in inputs:
             found[metric] = Lazy(functools.partial(build, inputs[metric], counted))
