@@ -30,10 +30,9 @@ from conceptcomb.cggc.data import (
     CggcItem,
     _find_file,
     dataset_dir,
-    load_dataset,
     read_bytes,
 )
-from conceptcomb.cggc.docs import evaluated_items, task_pairs
+from conceptcomb.cggc.docs import task_pairs
 from conceptcomb.cggc.metrics import Scored
 from conceptcomb.cggc.scoring import prediction_of
 from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
@@ -201,18 +200,6 @@ class CggcEvidence:
         items = _test_items(task, _frozen(wanted))
         return ItemSet(dict(items), file_digests(_options(wanted).data_dir))
 
-    def reference_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:
-        """The task's test items without their demonstrations (`corpus_inputs` reads each
-        item's reference and concepts only): `test_set` samples the demonstrations of every
-        item, about 9 s for cggc_ood's 15,985, which ``conceptcomb compare`` does not need.
-        A superset of the items `test_set` holds (those no pool can serve included)."""
-        wanted = {**options, "data_dir": data_dir or options.get("data_dir")}
-        resolved = _options(dict(_frozen(wanted)))  # as `test_set` reads them
-        dataset = load_dataset(resolved.data_dir)
-        items = evaluated_items(spec_by_name(task), resolved, dataset)
-        found = {f"{TEST_FILE}:{item.item_id}": TestItem(item, ()) for item in items}
-        return ItemSet(found, file_digests(resolved.data_dir))
-
     def check_item(self, task: str, item: TestItem, evidence: dict[str, Any]) -> list[str]:
         spec = spec_by_name(task)
         reply = evidence.get("reply")
@@ -272,6 +259,21 @@ class CggcEvidence:
             result.metrics.update(subset.metrics)
             result.not_rechecked.update(subset.not_rechecked)
         return result
+
+    def reference_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:
+        """The task's test items without their demonstrations (`corpus_inputs` reads each
+        item's reference and concepts only): `test_set` samples the demonstrations of every
+        item, about 9 s for cggc_ood's 15,985, which ``conceptcomb compare`` does not need.
+        A superset of the items `test_set` holds (those no pool can serve included)."""
+        from conceptcomb.cggc.data import load_dataset
+        from conceptcomb.cggc.docs import evaluated_items
+
+        wanted = {**options, "data_dir": data_dir or options.get("data_dir")}
+        resolved = _options(dict(_frozen(wanted)))  # as `test_set` reads them
+        dataset = load_dataset(resolved.data_dir)
+        items = evaluated_items(spec_by_name(task), resolved, dataset)
+        found = {f"{TEST_FILE}:{item.item_id}": TestItem(item, ()) for item in items}
+        return ItemSet(found, file_digests(resolved.data_dir))
 
     def corpus_inputs(
         self, task: str, options: dict[str, Any], pairs: list[tuple[TestItem, dict[str, Any]]]
