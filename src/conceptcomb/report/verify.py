@@ -172,6 +172,7 @@ def check_task(
         problems.append(f"evidence: {name}: its metrics cannot be recomputed ({_failure(err)})")
     else:
         problems += _check_metrics(name, task, aggregated, set(not_rechecked))
+    problems += _check_units(name, checker, pairs)
     problems += _check_intervals(name, task, items, data_dir, not_rechecked)
     check = TaskCheck(name, VERIFIED, f"all {len(expected)} test items", problems, items)
     check.not_rechecked = not_rechecked
@@ -179,6 +180,28 @@ def check_task(
     if len(seen) < len(expected):
         check.status, check.detail = PARTIAL, f"{len(seen)} of the {len(expected)} test items"
     return check
+
+
+def _check_units(name: str, checker: Any, pairs: list[tuple[Any, dict[str, Any]]]) -> list[str]:
+    """Each item's stored unit against its test item's (`Clustering.unit`): the clustered
+    intervals are recomputed from the units as stored, so an edited one would change them
+    unseen. Bundles made before items carried units carry none at all: not checked."""
+    if not hasattr(checker, "unit") or not any("unit" in evidence for _, evidence in pairs):
+        return []
+    kind = getattr(checker, "UNIT", "unit")
+    problems = []
+    for item, evidence in pairs:
+        try:
+            expected = checker.unit(name, item)
+        except Exception as err:
+            found = f"its unit could not be checked ({_failure(err)})"
+        else:
+            if evidence.get("unit") == expected:
+                continue
+            stored = printable(clip(repr(evidence.get("unit")), 120))
+            found = f"the bundle stores the unit {stored}, its test item's {kind} is {expected!r}"
+        problems.append(f"evidence: {name} item {_label(evidence.get('id'), 0)}: {found}")
+    return problems
 
 
 def _check_intervals(
@@ -219,7 +242,6 @@ def _check_items(
     problems: list[str] = []
     seen: set[str] = set()
     pairs: list[tuple[Any, dict[str, Any]]] = []
-    units = hasattr(checker, "unit") and any("unit" in evidence for evidence in items)
     for number, evidence in enumerate(items):
         item_id = evidence.get("id")
         label = _label(item_id, number)
@@ -239,26 +261,8 @@ def _check_items(
             found = checker.check_item(name, test_items[key], evidence)
         except Exception as err:  # a field of the wrong type, where the checks expect another
             found = [f"could not be checked ({_failure(err)})"]
-        if units:
-            found += _check_unit(name, checker, test_items[key], evidence)
         problems += [f"evidence: {name} item {label}: {problem}" for problem in found]
     return problems, pairs
-
-
-def _check_unit(name: str, checker: Any, item: Any, evidence: dict[str, Any]) -> list[str]:
-    """The item's stored unit against its test item's (`Clustering.unit`): the clustered
-    intervals are recomputed from the units as stored, so an edited one would change them
-    unseen. Bundles made before items carried units carry none at all: not checked."""
-    try:
-        expected = checker.unit(name, item)
-    except Exception as err:
-        return [f"its unit could not be checked ({_failure(err)})"]
-    stored = evidence.get("unit")
-    if stored == expected:
-        return []
-    what = printable(clip(repr(stored), 120)) if "unit" in evidence else "none"
-    unit = getattr(checker, "UNIT", "unit")
-    return [f"the bundle stores the unit {what}, its test item's {unit} is {expected!r}"]
 
 
 def _check_counts(
