@@ -42,6 +42,35 @@ def coco(records: list) -> tuple[dict, dict]:
     return gts, res
 
 
+def test_the_n_grams_are_counted_as_pycocoevalcaps_precook() -> None:
+    """Words split as ``str.split()`` splits them (runs of any white space), every run of 1
+    to 4 of them counted per sentence; words the references do not hold numbered apart."""
+    from pycocoevalcap.cider.cider_scorer import precook
+
+    sentences = [
+        "a dog a dog a dog", "", "  the\tcat  sat\non the mat ", "a", "x y", "é è é è é",
+        *(sentence(int(RNG.integers(0, 12))) for _ in range(30)),
+    ]  # fmt: skip
+    known = {"a": 0, "dog": 1, "mat": 2}
+    numbers, lengths, new = corpus._words(sentences, known)
+    assert list(lengths) == [len(s.split()) for s in sentences]
+    assert set(new) == {w for s in sentences for w in s.split()} - set(known)
+    counted = corpus.count_ngrams(numbers, lengths)
+    name = {number: word for word, number in {**known, **new}.items()}
+
+    def words_of(order: int, number: int) -> tuple[str, ...]:
+        key = int(counted.distinct[order][number])
+        if order == 0:
+            return (name[key],)
+        return (*words_of(order - 1, key // corpus.BASE), name[key % corpus.BASE])
+
+    found: list[dict] = [{} for _ in sentences]
+    for row in range(len(counted.tf)):
+        gram = words_of(int(counted.order[row]), int(counted.number[row]))
+        found[counted.sentence[row]][gram] = counted.tf[row]
+    assert found == [dict(precook(s)) for s in sentences]
+
+
 def test_coco_bleu_is_pycocoevalcaps() -> None:
     for order in (3, 4):
         metric = corpus.coco_bleu(RECORDS, order, scale=100.0)

@@ -103,6 +103,17 @@ def _test_items(task: str, options: tuple[tuple[str, Any], ...]) -> dict[str, Te
     }
 
 
+@lru_cache(maxsize=8)
+def _reference_items(task: str, options: tuple[tuple[str, Any], ...]) -> dict[str, TestItem]:
+    """Key -> the item, without demonstrations (`CggcEvidence.reference_set`)."""
+    from conceptcomb.cggc.data import load_dataset
+    from conceptcomb.cggc.docs import evaluated_items
+
+    resolved = _options(dict(options))
+    items = evaluated_items(spec_by_name(task), resolved, load_dataset(resolved.data_dir))
+    return {f"{TEST_FILE}:{item.item_id}": TestItem(item, ()) for item in items}
+
+
 def _frozen(options: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     keys = ("data_dir", "k", "seed", "packaging", "test_type")  # what decides items and demos
     return tuple((k, str(options[k])) for k in keys if options.get(k) not in (None, ""))
@@ -265,15 +276,10 @@ class CggcEvidence:
         item's reference and concepts only): `test_set` samples the demonstrations of every
         item, about 9 s for cggc_ood's 15,985, which ``conceptcomb compare`` does not need.
         A superset of the items `test_set` holds (those no pool can serve included)."""
-        from conceptcomb.cggc.data import load_dataset
-        from conceptcomb.cggc.docs import evaluated_items
-
         wanted = {**options, "data_dir": data_dir or options.get("data_dir")}
-        resolved = _options(dict(_frozen(wanted)))  # as `test_set` reads them
-        dataset = load_dataset(resolved.data_dir)
-        items = evaluated_items(spec_by_name(task), resolved, dataset)
-        found = {f"{TEST_FILE}:{item.item_id}": TestItem(item, ()) for item in items}
-        return ItemSet(found, file_digests(resolved.data_dir))
+        frozen = _frozen(wanted)  # as `test_set` reads them
+        items = _reference_items(task, frozen)
+        return ItemSet(dict(items), file_digests(_options(dict(frozen)).data_dir))
 
     def corpus_inputs(
         self, task: str, options: dict[str, Any], pairs: list[tuple[TestItem, dict[str, Any]]]
@@ -286,7 +292,7 @@ class CggcEvidence:
         kept: list[bool] = []
         for test, evidence in pairs:
             answer = _answer(spec.style, evidence)
-            records.append((metrics.tokenize(answer), [_reference_tokens(test.item.target)]))
+            records.append((metrics.tokenize(answer), [metrics.tokenize(test.item.target)]))
             if spec.verify:
                 verdict = _verdict(test.item, answer, evidence.get("verification") or {})[0]
                 kept.append(bool(verdict.verified))
@@ -324,13 +330,6 @@ class CggcEvidence:
         else:
             result.metrics["spice" + suffix] = (metrics.spice(records), None)
         return result
-
-
-@lru_cache(maxsize=65536)
-def _reference_tokens(text: str) -> str:
-    """A reference sentence tokenized as the metrics tokenize it (the same in every run of a
-    task: ``conceptcomb compare`` of many runs tokenizes each once)."""
-    return metrics.tokenize(text)
 
 
 def _strings(evidence: dict[str, Any], key: str) -> list[str]:

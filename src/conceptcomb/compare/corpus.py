@@ -95,29 +95,71 @@ def _all_rows(rows: Sequence[int], n: int) -> bool:
     return len(rows) == n and bool(np.array_equal(np.asarray(rows), np.arange(n)))
 
 
-def _flatten(counted: list[dict]) -> tuple[list[tuple[str, ...]], np.ndarray, np.ndarray]:
-    """The n-grams of several n-gram counts (``precook``'s) one after the other, their
-    counts, and how many each holds."""
-    grams: list[tuple[str, ...]] = []
-    tfs: list[int] = []
-    for counts in counted:
-        grams += counts.keys()
-        tfs += counts.values()
-    sizes = np.fromiter(map(len, counted), np.int64, len(counted))
-    return grams, np.asarray(tfs, dtype=float), sizes
-
-
-def _orders(grams: list[tuple[str, ...]]) -> np.ndarray:
-    """Each n-gram's order less one (0 for a word)."""
-    return np.fromiter(map(len, grams), np.int64, len(grams)) - 1
-
-
 def _find(keys: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Where each wanted key is in the sorted ``keys``, and whether it is there."""
     if not len(keys):
         return np.zeros(len(wanted), dtype=np.int64), np.zeros(len(wanted), dtype=bool)
     at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
     return at, keys[at] == wanted
+
+
+# --- n-grams, counted as pycocoevalcap's ``precook`` counts them ---------------------------
+BASE = 2**31  # a k-gram's key: its (k-1)-gram prefix's number x BASE + its last word's number
+
+
+def _words(
+    sentences: Sequence[str], known: dict[str, int]
+) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """The sentences' words (``str.split()``, as ``precook`` splits them) as numbers, one
+    sentence after the other, and each sentence's length in words: ``known``'s numbers, and
+    for other words numbers after them (the same word alike; the third value)."""
+    split = [sentence.split() for sentence in sentences]
+    lengths = np.fromiter(map(len, split), np.int64, len(split))
+    words = list(itertools.chain.from_iterable(split))
+    numbers = np.fromiter(map(known.get, words, itertools.repeat(-1)), np.int64, len(words))
+    new: dict[str, int] = {}
+    for at in np.flatnonzero(numbers < 0).tolist():
+        numbers[at] = new.setdefault(words[at], len(known) + len(new))
+    return numbers, lengths, new
+
+
+@dataclass(frozen=True)
+class NGrams:
+    """The n-grams of some sentences as ``precook`` counts them (every run of 1 to 4
+    consecutive words), with numpy: each distinct n-gram of each sentence once."""
+
+    sentence: np.ndarray  # its sentence
+    order: np.ndarray  # its order less one (0: a word)
+    number: np.ndarray  # its number among the distinct n-grams of its order (``distinct``)
+    tf: np.ndarray  # how often the sentence holds it
+    distinct: list[np.ndarray]  # per order, the keys of the distinct n-grams, sorted
+    lengths: np.ndarray  # each sentence's length in words
+
+
+def count_ngrams(numbers: np.ndarray, lengths: np.ndarray) -> NGrams:
+    """The n-grams of sentences given as word numbers (`_words`): a k-gram is numbered by its
+    key, its (k-1)-gram prefix's number x BASE + its last word's (exact: no hashing)."""
+    total = len(numbers)
+    sentence_of = np.repeat(np.arange(len(lengths)), lengths)
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    left = np.repeat(lengths, lengths) - (np.arange(total) - starts)  # words from here on
+    prefix = np.zeros(total, dtype=np.int64)  # the (k-1)-gram starting at each word: its number
+    parts: list[list[np.ndarray]] = [[], [], [], []]
+    distinct = []
+    for order in range(ORDERS):
+        at = np.flatnonzero(left > order)
+        key = numbers[at] if order == 0 else prefix[at] * BASE + numbers[at + order]
+        keys, number = np.unique(key, return_inverse=True)
+        number = number.ravel()
+        prefix[at] = number
+        distinct.append(keys)
+        held, tf = np.unique(sentence_of[at] * len(keys) + number, return_counts=True)
+        sentence, number = np.divmod(held, max(len(keys), 1))
+        found = (sentence, np.full(len(held), order), number, tf)
+        for part, values in zip(parts, found, strict=True):
+            part.append(values)
+    sentence, order, number, tf = (np.concatenate(part) for part in parts)
+    return NGrams(sentence, order, number, tf.astype(float), distinct, lengths)
 
 
 def _groups(
@@ -168,14 +210,17 @@ class ReferenceNGrams:
     resample)."""
 
     n: int  # items
-    vocabulary: dict[tuple[str, ...], int]  # each reference n-gram's number
+    word_numbers: dict[str, int]  # each word of the references: its number
+    distinct: list[np.ndarray]  # per order, the keys of the references' n-grams (`NGrams`)
+    offsets: np.ndarray  # per order, the number of its first n-gram among all orders'
+    grams: int  # the references' distinct n-grams, all orders
     group: np.ndarray  # each reference n-gram's group (its column)
     width: int  # groups, and the last column
     presence: Any  # groups x items: 1 where the item's references hold the group's n-grams
     ref_sq: Any  # (ORDERS * pairs) x groups: tf_ref^2, row k * pairs + pair for order k + 1
-    keys: np.ndarray  # pair * len(vocabulary) + n-gram number of each reference n-gram, sorted
+    keys: np.ndarray  # pair * grams + n-gram number of each reference n-gram, sorted
     tf: np.ndarray  # its count in that reference, in the order of ``keys``
-    item_keys: np.ndarray  # item * len(vocabulary) + n-gram number, sorted (BLEU's clipping)
+    item_keys: np.ndarray  # item * grams + n-gram number, sorted (BLEU's clipping)
     item_max: np.ndarray  # the n-gram's largest count in a reference of the item
     pair_item: np.ndarray  # each (item, reference) pair's item; an item's pairs are adjacent
     first_pair: np.ndarray  # each item's first pair
@@ -211,20 +256,20 @@ class ReferenceNGrams:
 @functools.lru_cache(maxsize=4)
 def reference_ngrams(references: References) -> ReferenceNGrams:
     """The references' side for these items' references (cached: every run of a task has
-    the same ones), their n-grams counted by pycocoevalcap's ``cook_refs``."""
-    from pycocoevalcap.cider.cider_scorer import cook_refs
+    the same ones), their n-grams counted as ``cook_refs`` counts them (`count_ngrams`)."""
     from scipy import sparse
 
     n = len(references)
     refs_count = np.fromiter(map(len, references), np.int64, n)
     pair_item = np.repeat(np.arange(n), refs_count)
     pairs = len(pair_item)
-    grams, tf, sizes = _flatten([ref for refs in references for ref in cook_refs(list(refs))])
-    vocabulary = {g: number for number, g in enumerate(dict.fromkeys(grams))}
-    gram = np.fromiter(map(vocabulary.__getitem__, grams), np.int64, len(grams))
-    pair = np.repeat(np.arange(pairs), sizes)
-    order = _orders(grams)
-    group, held_gram, held_item = _groups(gram, pair_item[pair], n, len(vocabulary))
+    numbers, lengths, word_numbers = _words([r for refs in references for r in refs], {})
+    counted = count_ngrams(numbers, lengths)
+    offsets = np.cumsum([0] + [len(keys) for keys in counted.distinct])
+    grams = int(offsets[-1])
+    pair, order, tf = counted.sentence, counted.order, counted.tf
+    gram = offsets[order] + counted.number
+    group, held_gram, held_item = _groups(gram, pair_item[pair], n, grams)
     width = int(group.max()) + 2 if len(group) else 1
     first = np.unique(group, return_index=True)[1]  # each group's first n-gram: its items
     mine = group[held_gram]
@@ -235,20 +280,20 @@ def reference_ngrams(references: References) -> ReferenceNGrams:
     ref_sq = sparse.csr_matrix(
         (tf**2, (order * pairs + pair, group[gram])), shape=(ORDERS * pairs, width)
     )
-    keys = pair * len(vocabulary) + gram
+    keys = pair * grams + gram
     sort = np.argsort(keys)
-    item_keys = pair_item[pair] * len(vocabulary) + gram
+    item_keys = pair_item[pair] * grams + gram
     by_item = np.argsort(item_keys, kind="stable")
     item_keys = item_keys[by_item]
-    starts = np.flatnonzero(np.r_[True, item_keys[1:] != item_keys[:-1]]) if len(grams) else []
+    starts = np.flatnonzero(np.r_[True, item_keys[1:] != item_keys[:-1]]) if grams else []
     first_pair = np.cumsum(refs_count) - refs_count
     return ReferenceNGrams(
-        n=n, vocabulary=vocabulary, group=group, width=width, presence=presence, ref_sq=ref_sq,
+        n=n, word_numbers=word_numbers, distinct=counted.distinct, offsets=offsets[:-1],
+        grams=grams, group=group, width=width, presence=presence, ref_sq=ref_sq,
         keys=keys[sort], tf=tf[sort], item_keys=item_keys[starts],
-        item_max=np.maximum.reduceat(tf[by_item], starts) if len(grams) else tf,
-        pair_item=pair_item, first_pair=first_pair,
-        words=np.bincount(pair, weights=np.where(order == 0, tf, 0.0), minlength=pairs),
-        bigrams=np.bincount(pair, weights=np.where(order == 1, tf, 0.0), minlength=pairs),
+        item_max=np.maximum.reduceat(tf[by_item], starts) if grams else tf,
+        pair_item=pair_item, first_pair=first_pair, words=lengths.astype(float),
+        bigrams=np.maximum(lengths - 1, 0).astype(float),
         item_of_pair=sparse.csr_matrix(
             (np.ones(pairs), (pair_item, np.arange(pairs))), shape=(n, pairs)
         ),
@@ -265,8 +310,9 @@ class Hypotheses:
     refs: ReferenceNGrams
     item: np.ndarray  # each distinct n-gram of each hypothesis: its item
     order: np.ndarray  # its order less one
-    gram: np.ndarray  # its number in the references' vocabulary (-1: no reference holds it)
+    gram: np.ndarray  # its number among the references' n-grams (-1: no reference holds it)
     tf: np.ndarray  # its count in the hypothesis
+    words: np.ndarray  # each hypothesis's length in words
 
     def in_references(self, keys: np.ndarray, per: str) -> tuple[np.ndarray, np.ndarray]:
         """The known n-grams found in ``keys`` (sorted ``<pair or item> * vocabulary +
@@ -280,19 +326,30 @@ class Hypotheses:
             where = refs.first_pair[self.item[entry]] + (
                 np.arange(len(entry)) - np.repeat(np.cumsum(per_item) - per_item, per_item)
             )
-        at, found = _find(keys, where * len(refs.vocabulary) + self.gram[entry])
+        at, found = _find(keys, where * refs.grams + self.gram[entry])
         return entry[found], where[found], at[found]
 
 
 def hypotheses(records: Sequence[tuple[str, Sequence[str]]]) -> Hypotheses:
-    """The hypotheses' n-grams (``cook_test``), against their references' `reference_ngrams`."""
-    from pycocoevalcap.cider.cider_scorer import cook_test
-
+    """The hypotheses' n-grams (as ``cook_test`` counts them: `count_ngrams`), numbered by
+    their references' `reference_ngrams`: a k-gram is theirs when its (k-1)-gram prefix is
+    and the key of that prefix's number and its last word is among theirs."""
     refs = reference_ngrams(_references(records))
-    grams, tf, sizes = _flatten([cook_test(hypothesis) for hypothesis, _ in records])
-    gram = np.fromiter(map(refs.vocabulary.get, grams, itertools.repeat(-1)), np.int64, len(grams))
-    item = np.repeat(np.arange(len(records)), sizes)
-    return Hypotheses(refs, item, _orders(grams), gram, tf)
+    numbers, lengths, _ = _words([hypothesis for hypothesis, _ in records], refs.word_numbers)
+    counted = count_ngrams(numbers, lengths)
+    theirs: list[np.ndarray] = []  # per order, each distinct n-gram's number there, or -1
+    for order, keys in enumerate(counted.distinct):
+        if order == 0:
+            wanted = keys
+        else:
+            head = theirs[-1][keys // BASE]  # the prefix's number among the references'
+            wanted = (head - refs.offsets[order - 1]) * BASE + keys % BASE
+            wanted[head < 0] = -1
+        at, found = _find(refs.distinct[order], wanted)
+        theirs.append(np.where(found & (wanted >= 0), refs.offsets[order] + at, -1))
+    first = np.cumsum([0] + [len(keys) for keys in counted.distinct])[:-1]
+    gram = np.concatenate(theirs)[first[counted.order] + counted.number]
+    return Hypotheses(refs, counted.sentence, counted.order, gram, counted.tf, lengths)
 
 
 # --- pycocoevalcap: BLEU -------------------------------------------------------------------
@@ -307,7 +364,7 @@ def coco_bleu_stats(
     ``counted``: the records' `hypotheses` where CIDEr-D counted them already."""
     hyp = hypotheses(records) if counted is None else counted
     refs, n = hyp.refs, len(records)
-    words = np.bincount(hyp.item, weights=np.where(hyp.order == 0, hyp.tf, 0.0), minlength=n)
+    words = hyp.words.astype(float)
     entry, item, at = hyp.in_references(refs.item_keys, per="item")
     matched = np.minimum(hyp.tf[entry], refs.item_max[at])
     correct = np.bincount(item * ORDERS + hyp.order[entry], weights=matched, minlength=n * ORDERS)
@@ -382,8 +439,8 @@ class CocoCider:
         self.hyp_sq = sparse.csr_matrix(
             (hyp.tf**2, (hyp.order * n + hyp.item, column)), shape=(ORDERS * n, refs.width)
         )
-        bigrams = np.bincount(hyp.item, weights=np.where(hyp.order == 1, hyp.tf, 0.0), minlength=n)
-        delta = bigrams[refs.pair_item] - refs.bigrams  # pycocoevalcap's length: bigrams
+        bigrams = np.maximum(hyp.words - 1, 0).astype(float)  # pycocoevalcap's length
+        delta = bigrams[refs.pair_item] - refs.bigrams
         self.penalty = np.exp(-(delta**2) / (2 * self.sigma**2))
         # Each n-gram's count in each reference of its item that holds it; the penalty is the
         # pair's on every resample: it multiplies the numerators here.
