@@ -188,3 +188,12 @@ def test_a_metric_of_some_items_draws_from_all_of_them() -> None:
     kept = [RECORDS[i] for i in (4, 2, 7) if keep[i]]
     scores, _ = Bleu(4).compute_score(*coco(kept), verbose=0)
     assert metric.subset([4, 2, 7, 3]).value() == pytest.approx(100 * scores[3], rel=1e-10)
+    # CIDEr-D of the same items, built after BLEU from the n-grams it counted (one count
+    # per records): its document frequencies are those of the items kept in each resample.
+    counted: dict = {}
+    corpus.build(inputs, counted)
+    cider = corpus.build(CorpusInputs("coco-cider", inputs.records, 10.0), counted)
+    assert sum(what == "n-grams" for what, _ in counted) == 1
+    for row, value in zip(rows, cider.resampled(counts_of(rows)), strict=True):
+        score, _ = Cider().compute_score(*coco([RECORDS[i] for i in row if keep[i]]))
+        assert value == pytest.approx(10 * score, rel=1e-12)
