@@ -3,19 +3,19 @@
 A corpus metric (BLEU, CIDEr, macro-F1, AUC) is not a mean over items, so a resample of the
 items needs the metric computed again. Each class here takes the items once, computes what
 each item adds (its n-gram counts and lengths, its confusion cell, its tf-idf terms) with the
-library the benchmark scores with, and then computes the metric on a (resamples x items)
-matrix of draw counts with numpy at once: a resample that draws an item twice counts it
-twice, as the library would if the item were listed twice. Each one's ``value()`` equals the
-library's score on all items, and ``resampled`` the library's score on each resample
-(tests/compare/test_corpus.py checks both against the libraries):
+library the benchmark scores with, or as it computes them, and then computes the metric on
+a (resamples x items) matrix of draw counts with numpy at once: a resample that draws an
+item twice counts it twice, as the library would if the item were listed twice. Each one's
+``value()`` equals the library's score on all items, and ``resampled`` the library's score
+on each resample (tests/compare/test_corpus.py checks both against the libraries):
 
 * `coco_bleu`: pycocoevalcap's BLEU-n (CommonGen, CGGC): clipped n-gram matches and guesses,
   hypothesis lengths and the closest reference length summed over the items, then
   ``prod_k ((correct_k + 1e-15) / (guess_k + 1e-9))^(1/n)`` with the brevity penalty
   ``exp(1 - ref/test)`` when test < ref (``BleuScorer.compute_score``); each item's counts
-  come from the n-grams pycocoevalcap's ``precook`` counts, matched with numpy against the
-  references' (`Hypotheses`, one count of a run's n-grams for BLEU and CIDEr-D, the
-  references' once per task);
+  come from its n-grams, counted with numpy as pycocoevalcap's ``precook`` counts them
+  (`count_ngrams`, tested against it) and matched against the references' (`Hypotheses`:
+  one count of a run's n-grams for BLEU and CIDEr-D; the references' once per task);
 * `CocoCider`: pycocoevalcap's CIDEr-D. Its idf comes from the references of the corpus
   scored, so it changes with every resample: the document frequency of each n-gram is
   recomputed per resample (the draw counts times each item's n-gram presence), and since
@@ -314,7 +314,9 @@ class Hypotheses:
     tf: np.ndarray  # its count in the hypothesis
     words: np.ndarray  # each hypothesis's length in words
 
-    def in_references(self, keys: np.ndarray, per: str) -> tuple[np.ndarray, np.ndarray]:
+    def in_references(
+        self, keys: np.ndarray, per: str
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The known n-grams found in ``keys`` (sorted ``<pair or item> * vocabulary +
         n-gram``; ``per`` "pair": each n-gram once per reference of its item), as (entries
         into these arrays, their pairs or items, where each is in ``keys``)."""
