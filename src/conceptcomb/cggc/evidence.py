@@ -158,6 +158,17 @@ def _test_item(
     return TestItem(item, tuple(_stable_id(digests, pool, d.item_id) for d in demos))
 
 
+@lru_cache(maxsize=8)
+def _reference_items(task: str, options: tuple[tuple[str, Any], ...]) -> dict[str, TestItem]:
+    """Key -> the item, without demonstrations (`CggcEvidence.reference_set`)."""
+    from conceptcomb.cggc.data import load_dataset
+    from conceptcomb.cggc.docs import evaluated_items
+
+    resolved = _options(dict(options))
+    items = evaluated_items(spec_by_name(task), resolved, load_dataset(resolved.data_dir))
+    return {f"{TEST_FILE}:{item.item_id}": TestItem(item, ()) for item in items}
+
+
 def _frozen(options: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     keys = ("data_dir", "k", "seed", "packaging", "test_type")  # what decides items and demos
     return tuple((k, str(options[k])) for k in keys if options.get(k) not in (None, ""))
@@ -351,6 +362,16 @@ class CggcEvidence:
             result.metrics.update(subset.metrics)
             result.not_rechecked.update(subset.not_rechecked)
         return result
+
+    def reference_set(self, task: str, options: dict[str, Any], data_dir: str | None) -> ItemSet:
+        """The task's test items without their demonstrations (`corpus_inputs` reads each
+        item's reference and concepts only): `test_set` samples the demonstrations of every
+        item, about 9 s for cggc_ood's 15,985, which ``conceptcomb compare`` does not need.
+        A superset of the items `test_set` holds (those no pool can serve included)."""
+        wanted = {**options, "data_dir": data_dir or options.get("data_dir")}
+        frozen = _frozen(wanted)  # as `test_set` reads them
+        items = _reference_items(task, frozen)
+        return ItemSet(dict(items), file_digests(_options(dict(frozen)).data_dir))
 
     def corpus_inputs(
         self, task: str, options: dict[str, Any], pairs: list[tuple[TestItem, dict[str, Any]]]

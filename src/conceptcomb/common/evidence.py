@@ -161,7 +161,9 @@ class Clustering(Protocol):
 
 class CorpusResampling(Protocol):
     """What a benchmark with corpus-level metrics adds to `EvidenceAdapter` for their
-    bootstrap intervals and comparisons."""
+    bootstrap intervals and comparisons (and, optionally, ``reference_set(task, options,
+    data_dir) -> ItemSet``: the test items as ``corpus_inputs`` needs them, where
+    ``test_set`` does more work, e.g. CGGC's demonstrations)."""
 
     def corpus_inputs(
         self, task: str, options: dict[str, Any], pairs: list[tuple[Any, dict[str, Any]]]

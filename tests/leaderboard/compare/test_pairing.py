@@ -13,9 +13,9 @@ import pytest
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
-from conceptcomb.leaderboard.compare.comparison import Comparison, compare, sides
+from conceptcomb.leaderboard.compare.comparison import Comparison, _Distributions, compare, sides
 from conceptcomb.leaderboard.compare.items import CHAT_ONE, CHAT_TURNS, TEXT, Found, TaskItems
-from conceptcomb.leaderboard.statistics import corpus
+from conceptcomb.leaderboard.statistics import corpus, stats
 
 RNG = np.random.default_rng(3)
 IDS = [f"item {n}" for n in range(40)]
@@ -112,3 +112,31 @@ def test_a_corpus_metric_of_the_paired_items_is_bootstrapped() -> None:
     assert row.result.lower <= row.result.difference <= row.result.upper
     holm = multipletests([r.result.p for r in result.rows], method="holm")[1]
     assert [r.p_holm for r in result.rows] == pytest.approx(list(holm))
+
+
+def test_the_cider_of_many_runs_is_resampled_together_as_each_alone() -> None:
+    """Three runs' CIDEr-D on the same references, resampled together (one pass over each
+    chunk's idf weights): each difference is the one their distributions alone give."""
+    words = "a dog cat runs on the mat park ball".split()
+    refs = [[" ".join(RNG.choice(words, 6))] for _ in IDS]
+    runs = [run(m, RNG.normal(50, 10, 40)) for m in "abc"]
+    for number, items in enumerate(runs):
+        records = [(" ".join(RNG.choice(words, 5 + number)), r) for r in refs]
+        items.corpus["cider"] = corpus.Lazy(lambda records=records: corpus.CocoCider(records, 10))
+    result = compared(*runs, n_resamples=100)
+    rows = [r for r in result.rows if r.metric == "cider"]
+    assert [(r.a, r.b) for r in rows] == [("A", "B"), ("A", "C"), ("B", "C")]
+    alone = {
+        letter: (items.corpus["cider"].value(), items.corpus["cider"].resampled(
+            stats.resample_counts(len(IDS), 100)
+        ))
+        for letter, items in zip("ABC", runs, strict=True)
+    }  # fmt: skip
+    for row in rows:
+        expected = stats.bootstrap_difference(alone[row.a], alone[row.b], len(IDS))
+        assert row.result == expected
+    distributions = _Distributions(100, stats.SEED)  # what compare asks first, at once
+    distributions.prefetch([(items, "cider", np.arange(len(IDS))) for items in runs])
+    assert [value for value, _ in distributions.cache.values()] == [
+        alone[letter][0] for letter in "ABC"
+    ]

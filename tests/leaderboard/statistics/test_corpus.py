@@ -42,6 +42,35 @@ def coco(records: list) -> tuple[dict, dict]:
     return gts, res
 
 
+def test_the_n_grams_are_counted_as_pycocoevalcaps_precook() -> None:
+    """Words split as ``str.split()`` splits them (runs of any white space), every run of 1
+    to 4 of them counted per sentence; words the references do not hold numbered apart."""
+    from pycocoevalcap.cider.cider_scorer import precook
+
+    sentences = [
+        "a dog a dog a dog", "", "  the\tcat  sat\non the mat ", "a", "x y", "é è é è é",
+        *(sentence(int(RNG.integers(0, 12))) for _ in range(30)),
+    ]  # fmt: skip
+    known = {"a": 0, "dog": 1, "mat": 2}
+    numbers, lengths, new = corpus._words(sentences, known)
+    assert list(lengths) == [len(s.split()) for s in sentences]
+    assert set(new) == {w for s in sentences for w in s.split()} - set(known)
+    counted = corpus.count_ngrams(numbers, lengths)
+    name = {number: word for word, number in {**known, **new}.items()}
+
+    def words_of(order: int, number: int) -> tuple[str, ...]:
+        key = int(counted.distinct[order][number])
+        if order == 0:
+            return (name[key],)
+        return (*words_of(order - 1, key // corpus.BASE), name[key % corpus.BASE])
+
+    found: list[dict] = [{} for _ in sentences]
+    for row in range(len(counted.tf)):
+        gram = words_of(int(counted.order[row]), int(counted.number[row]))
+        found[counted.sentence[row]][gram] = counted.tf[row]
+    assert found == [dict(precook(s)) for s in sentences]
+
+
 def test_coco_bleu_is_pycocoevalcaps() -> None:
     for order in (3, 4):
         metric = corpus.coco_bleu(RECORDS, order, scale=100.0)
@@ -57,15 +86,38 @@ def test_coco_bleu_is_pycocoevalcaps() -> None:
 def test_coco_cider_recomputes_the_document_frequencies_per_resample() -> None:
     metric = corpus.CocoCider(RECORDS, scale=10.0)
     score, _ = Cider().compute_score(*coco(RECORDS))
-    assert metric.value() == pytest.approx(10 * score, rel=1e-10)
+    assert metric.value() == pytest.approx(10 * score, rel=1e-12)
     rows = resamples()
     found = metric.resampled(counts_of(rows))
     for row, value in zip(rows, found, strict=True):
         score, _ = Cider().compute_score(*coco([RECORDS[i] for i in row]))
-        assert value == pytest.approx(10 * score, rel=1e-9)
+        assert value == pytest.approx(10 * score, rel=1e-12)
     subset = metric.subset([3, 1, 4])
     score, _ = Cider().compute_score(*coco([RECORDS[3], RECORDS[1], RECORDS[4]]))
-    assert subset.value() == pytest.approx(10 * score, rel=1e-10)
+    assert subset.value() == pytest.approx(10 * score, rel=1e-12)
+    assert metric.subset(range(len(RECORDS))) is metric  # all items: nothing built again
+
+
+def test_runs_on_the_same_references_share_them_and_are_resampled_together() -> None:
+    """Every run of a task has the same references: their side of CIDEr-D is built once,
+    and runs resampled together (`conceptcomb compare`) get what each gets alone."""
+    runs = [
+        [(RECORDS[(n + shift) % len(RECORDS)][0], refs) for n, (_, refs) in enumerate(RECORDS)]
+        for shift in (0, 1, 7)
+    ]
+    ciders = [corpus.CocoCider(records, scale=10.0) for records in runs]
+    assert ciders[1].refs is ciders[0].refs and ciders[2].refs is ciders[0].refs
+    bleu = corpus.coco_bleu(runs[1], 4, scale=100.0)
+    lazy = corpus.Lazy(lambda: ciders[2])
+    counts = stats.resample_counts(len(RECORDS), 70, seed=9)  # more than one chunk of 64
+    together = corpus.resampled_together([ciders[0], bleu, ciders[1], lazy], counts)
+    alone = [m.resampled(counts) for m in (ciders[0], bleu, ciders[1], ciders[2])]
+    for found, expected in zip(together, alone, strict=True):
+        assert np.array_equal(found, expected)
+    for row in (0, 69):
+        drawn = [runs[1][i] for i in np.repeat(np.arange(len(RECORDS)), counts[row].astype(int))]
+        score, _ = Cider().compute_score(*coco(drawn))
+        assert together[2][row] == pytest.approx(10 * score, rel=1e-12)
 
 
 def test_nmt_bleu_is_abspyramids_compute_bleu() -> None:
@@ -136,3 +188,12 @@ def test_a_metric_of_some_items_draws_from_all_of_them() -> None:
     kept = [RECORDS[i] for i in (4, 2, 7) if keep[i]]
     scores, _ = Bleu(4).compute_score(*coco(kept), verbose=0)
     assert metric.subset([4, 2, 7, 3]).value() == pytest.approx(100 * scores[3], rel=1e-10)
+    # CIDEr-D of the same items, built after BLEU from the n-grams it counted (one count
+    # per records): its document frequencies are those of the items kept in each resample.
+    counted: dict = {}
+    corpus.build(inputs, counted)
+    cider = corpus.build(CorpusInputs("coco-cider", inputs.records, 10.0), counted)
+    assert sum(what == "n-grams" for what, _ in counted) == 1
+    for row, value in zip(rows, cider.resampled(counts_of(rows)), strict=True):
+        score, _ = Cider().compute_score(*coco([RECORDS[i] for i in row if keep[i]]))
+        assert value == pytest.approx(10 * score, rel=1e-12)

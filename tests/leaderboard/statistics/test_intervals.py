@@ -16,7 +16,7 @@ from statsmodels.regression.linear_model import OLS
 
 from conceptcomb.cggc.docs import item_doc, task_pairs
 from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
-from conceptcomb.common.evidence import decode
+from conceptcomb.common.evidence import decode, encode
 from conceptcomb.leaderboard.bundles.bundle import content_sha256
 from conceptcomb.testing.recorded import build_group_bundle, score_predictions, submit_bundle
 from tests.leaderboard.eee_support import assert_eee_valid, run_cli, samples_for, task_lines
@@ -108,6 +108,29 @@ def test_corpus_metrics_get_a_seeded_bootstrap_interval(cggc: Path, tmp_path: Pa
     assert code == 0, printed
     (line,) = task_lines(printed)
     assert line.startswith("cggc_ood: partial (300 of the "), line
+
+
+def test_validate_bundle_names_an_edited_unit(cggc: Path, tmp_path: Path) -> None:
+    """The clustered intervals are recomputed from the units as stored: each item's unit is
+    checked against its test item's concept set, so moving an item to another cluster (and
+    its intervals with it) is named."""
+    bundle = json.loads(cggc.read_text())
+    (task,) = bundle["tasks"]
+    items = decode(task["evidence"], "cggc_ood")
+    assert len({item["unit"] for item in items}) < len(items)  # items share concept sets
+    other = next(item["unit"] for item in items if item["unit"] != items[7]["unit"])
+    items[7]["unit"] = other
+    task["evidence"] = encode(items)
+    bundle["content_sha256"] = content_sha256(bundle)
+    edited = tmp_path / "edited.bundle.json"
+    edited.write_text(json.dumps(bundle))
+    code, printed = run_cli("validate-bundle", str(edited))
+    assert code == 1 and f"{edited}: INVALID" in printed, printed
+    key = items[7]["id"].split(":", 1)[1]
+    assert (
+        f"evidence: cggc_ood item {key}: the bundle stores the unit '{other}', its test "
+        "item's concept set is" in printed
+    ), printed
 
 
 def test_the_eee_export_writes_the_uncertainty_in_full_and_validates(

@@ -140,3 +140,13 @@ def test_a_bootstrap_difference_of_two_runs_of_a_mean() -> None:
     t = stats.paired_difference(A, B)
     assert t is not None and found.stderr == pytest.approx(t.stderr, rel=0.15)
     assert found.p < 0.01 and found.resamples == 1000
+
+
+def test_the_resample_counts_count_the_seeded_draws() -> None:
+    """Counted a block of rows at a time (1,000 items: 65 rows a block), they are the draws
+    of ``default_rng(seed).integers(0, n, (resamples, n))``, row by row."""
+    drawn = np.random.default_rng(12).integers(0, 1000, (200, 1000))
+    assert np.array_equal(drawn, stats.resample_indices(1000, 200, seed=12))
+    counts = stats.resample_counts(1000, 200, seed=12)
+    expected = np.stack([np.bincount(row, minlength=1000) for row in drawn])
+    assert np.array_equal(counts, expected) and not counts.flags.writeable

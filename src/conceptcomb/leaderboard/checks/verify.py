@@ -6,8 +6,9 @@ Offline (`check_task`), for each task whose bundle carries evidence:
   all of them: the task is *verified*; some: *partial* (a ``--limit`` run, a subset);
 * each stored reply, parsed again by the task's own code, gives the stored answer; the judge
   questions are those the answer asks; the stored ratings give the stored per-item scores;
-* each metric's recorded 95% interval is the one its per-item scores give
-  (`conceptcomb.leaderboard.statistics.intervals`: an edited bound is named);
+* each item's unit (CCPT's noun phrase, CGGC's concept set, McRae's concept) is its test
+  item's, and each metric's recorded 95% interval is the one its per-item scores and units
+  give (`conceptcomb.leaderboard.statistics.intervals`: an edited bound or unit is named);
 * the per-item scores aggregate to the claimed metrics (up to floating-point rounding); a
   benchmark with corpus-level metrics (CGGC's BLEU/CIDEr, AbsPyramid's macro-F1) recomputes
   them from the stored replies instead (`conceptcomb.common.evidence.CorpusRecheck`), and a
@@ -186,6 +187,7 @@ def check_task(
         problems.append(f"evidence: {name}: its metrics cannot be recomputed ({_failure(err)})")
     else:
         problems += _check_metrics(name, task, aggregated, set(not_rechecked))
+    problems += _check_units(name, checker, pairs)
     problems += _check_intervals(name, task, items, data_dir, not_rechecked)
     check = TaskCheck(name, VERIFIED, f"all {total} test items", problems, items)
     check.not_rechecked = not_rechecked
@@ -193,6 +195,28 @@ def check_task(
     if len(seen) < total:
         check.status, check.detail = PARTIAL, f"{len(seen)} of the {total} test items"
     return check
+
+
+def _check_units(name: str, checker: Any, pairs: list[tuple[Any, dict[str, Any]]]) -> list[str]:
+    """Each item's stored unit against its test item's (`Clustering.unit`): the clustered
+    intervals are recomputed from the units as stored, so an edited one would change them
+    unseen. Bundles made before items carried units carry none at all: not checked."""
+    if not hasattr(checker, "unit") or not any("unit" in evidence for _, evidence in pairs):
+        return []
+    kind = getattr(checker, "UNIT", "unit")
+    problems = []
+    for item, evidence in pairs:
+        try:
+            expected = checker.unit(name, item)
+        except Exception as err:
+            found = f"its unit could not be checked ({_failure(err)})"
+        else:
+            if evidence.get("unit") == expected:
+                continue
+            stored = printable(clip(repr(evidence.get("unit")), 120))
+            found = f"the bundle stores the unit {stored}, its test item's {kind} is {expected!r}"
+        problems.append(f"evidence: {name} item {_label(evidence.get('id'), 0)}: {found}")
+    return problems
 
 
 def _check_intervals(

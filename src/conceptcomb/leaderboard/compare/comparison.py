@@ -231,13 +231,37 @@ class _Distributions:
         self.n_resamples, self.seed = n_resamples, seed
         self.cache: dict[tuple[int, str, bytes], tuple[float, np.ndarray]] = {}
 
+    @staticmethod
+    def _key(items: TaskItems, metric: str, rows: np.ndarray) -> tuple[int, str, bytes]:
+        return (id(items), metric, hashlib.sha256(rows.tobytes()).digest())
+
     def get(self, items: TaskItems, metric: str, rows: np.ndarray) -> tuple[float, np.ndarray]:
-        key = (id(items), metric, hashlib.sha256(rows.tobytes()).digest())
+        key = self._key(items, metric, rows)
         if key not in self.cache:
             subset = items.corpus[metric].subset(rows)
             values = stats.bootstrap_distribution(subset, len(rows), self.n_resamples, self.seed)
             self.cache[key] = (subset.value(), values)
         return self.cache[key]
+
+    def prefetch(self, wanted: list[tuple[TaskItems, str, np.ndarray]]) -> None:
+        """The distributions ``get`` will be asked for, computed together where that shares
+        work (`stats.bootstrap_distributions`: many runs' CIDEr-D on one task's references).
+        Nothing is kept when that fails: ``get`` computes each alone and names the one that
+        fails."""
+        todo: dict[int, dict[tuple[int, str, bytes], Any]] = {}  # items drawn -> key -> metric
+        for items, metric, rows in wanted:
+            key = self._key(items, metric, rows)
+            if key not in self.cache:
+                todo.setdefault(len(rows), {}).setdefault(key, (items, metric, rows))
+        for n, entries in todo.items():
+            try:
+                subsets = [items.corpus[m].subset(rows) for items, m, rows in entries.values()]
+                found = stats.bootstrap_distributions(subsets, n, self.n_resamples, self.seed)
+                values = [subset.value() for subset in subsets]
+            except Exception:  # computed again one by one, the failing one named
+                continue
+            for key, value, distribution in zip(entries, values, found, strict=True):
+                self.cache[key] = (value, distribution)
 
 
 @dataclass
@@ -307,6 +331,15 @@ def _compare_task(
         if only is None or only(task, m)
     ]
     results: dict[tuple[int, str], stats.Difference | None] = {}
+    distributions.prefetch(
+        [
+            (items, metric, rows)
+            for metric in metrics
+            for p in pairings
+            if metric in p.a.corpus and metric in p.b.corpus and len(p.rows_a) > 1
+            for items, rows in ((p.a, p.rows_a), (p.b, p.rows_b))
+        ]
+    )
     for metric in metrics:
         for number, result in _means(metric, pairings).items():
             results[(number, metric)] = result

@@ -201,13 +201,16 @@ def binary_scale(a: np.ndarray, b: np.ndarray) -> float | None:
     return None
 
 
-def _correlation(a: np.ndarray, b: np.ndarray) -> float | None:
-    """Pearson's r of the per-item scores (None where either is constant)."""
-    if len(a) < 2:
-        return None
-    da, db = a - a.mean(), b - b.mean()
-    norm = math.sqrt(float(da @ da) * float(db @ db))
-    return float(da @ db) / norm if norm > 0 else None
+def _correlations(a: np.ndarray, b: np.ndarray) -> list[float | None]:
+    """Pearson's r of each row's per-item scores (None where either is constant), all rows
+    at once (``einsum``: a dot product per row through BLAS waited milliseconds each for
+    its threads on a loaded machine)."""
+    if a.shape[1] < 2:
+        return [None] * a.shape[0]
+    da, db = a - a.mean(axis=1, keepdims=True), b - b.mean(axis=1, keepdims=True)
+    products = np.einsum("ij,ij->i", da, db)
+    norms = np.sqrt(np.einsum("ij,ij->i", da, da) * np.einsum("ij,ij->i", db, db))
+    return [float(p / m) if m > 0 else None for p, m in zip(products, norms, strict=True)]
 
 
 def _degenerate(mean: float) -> tuple[float, float, float, float]:
@@ -282,6 +285,7 @@ def paired_differences(
         for row, value in _mcnemar_rows(a, b).items():
             p[row], methods[row] = value, f"{MCNEMAR_METHOD} (p); t interval"
     found = []
+    correlations = _correlations(a, b)
     for row in range(count):
         lo, hi, pv, error = float(low[row]), float(high[row]), float(p[row]), float(se[row])
         if error == 0.0:
@@ -298,7 +302,7 @@ def paired_differences(
                 n=n,
                 mdd=float(mdd[row]),
                 method=methods[row],
-                correlation=_correlation(a[row], b[row]),
+                correlation=correlations[row],
                 clusters=clusters,
                 unit=unit if clusters else None,
                 level=level,
@@ -382,10 +386,17 @@ def resample_indices(n: int, n_resamples: int = N_RESAMPLES, seed: int = SEED) -
 
 @lru_cache(maxsize=16)
 def _counts(n: int, n_resamples: int, seed: int) -> np.ndarray:
-    indices = resample_indices(n, n_resamples, seed)
-    rows = np.arange(n_resamples)[:, None] * n
-    counts = np.bincount((indices + rows).ravel(), minlength=n_resamples * n)
-    counts = counts.reshape(n_resamples, n).astype(float)
+    """`resample_indices` counted a block of rows at a time (the generator gives the same
+    draws in blocks as at once; a block's arrays stay in the processor's cache)."""
+    rng = np.random.default_rng(seed)
+    counts = np.empty((n_resamples, n))
+    block = max(1, 2**16 // max(n, 1))
+    for start in range(0, n_resamples, block):
+        rows = min(block, n_resamples - start)
+        drawn = rng.integers(0, n, (rows, n)) + np.arange(rows)[:, None] * n
+        counts[start : start + rows] = np.bincount(drawn.ravel(), minlength=rows * n).reshape(
+            rows, n
+        )
     counts.flags.writeable = False
     return counts
 
@@ -408,6 +419,17 @@ def bootstrap_distribution(
 ) -> np.ndarray:
     """The metric on each of the ``n_resamples`` seeded resamples of its n items."""
     return np.asarray(metric.resampled(resample_counts(n, n_resamples, seed)), dtype=float)
+
+
+def bootstrap_distributions(
+    metrics: Sequence[Resampled], n: int, n_resamples: int = N_RESAMPLES, seed: int = SEED
+) -> list[np.ndarray]:
+    """`bootstrap_distribution` of several metrics over the same n items, on the same
+    resamples; what they share is computed once (`conceptcomb.compare.corpus.resampled_together`:
+    the CIDEr-D of many runs of one task)."""
+    from conceptcomb.compare.corpus import resampled_together
+
+    return resampled_together(metrics, resample_counts(n, n_resamples, seed))
 
 
 def bootstrap_interval(
