@@ -155,11 +155,12 @@ def gap_plot(table: Table, path: Path) -> Path:
     fig, axes = plt.subplots(2, 4, figsize=(14, 1.6 + 0.55 * len(pairs)), sharey=True)
     positions = list(range(len(pairs)))[::-1]
     for axis, column in zip(axes.flat, columns, strict=False):
-        for y, (_, id_row, ood_row) in zip(positions, pairs, strict=True):
-            a, b = _value(id_row, column.key)[0], _value(ood_row, column.key)[0]
-            axis.plot([a, b], [y, y], color="#999999", linewidth=1.2, zorder=1)
-            axis.scatter([a], [y], color=ID_COLOR, s=22, zorder=2, label="id")
-            axis.scatter([b], [y], color=OOD_COLOR, s=22, zorder=2, label="ood")
+        # One call per kind of mark, not one per model: each artist costs a draw of its own.
+        ids = [_value(id_row, column.key)[0] for _, id_row, _ in pairs]
+        oods = [_value(ood_row, column.key)[0] for _, _, ood_row in pairs]
+        axis.hlines(positions, ids, oods, color="#999999", linewidth=1.2, zorder=1)
+        axis.scatter(ids, positions, color=ID_COLOR, s=22, zorder=2, label="id")
+        axis.scatter(oods, positions, color=OOD_COLOR, s=22, zorder=2, label="ood")
         axis.set_title(f"{column.title} (gap = id - ood)", fontsize=9)
         axis.grid(axis="x", color="#e5e5e5")
     axes[0][0].set_yticks(positions, [label for label, _, _ in pairs], fontsize=8)

@@ -66,3 +66,22 @@ def test_the_report_shows_the_ranks_the_intervals_and_the_figure(
     colours = {rgb: count for count, rgb in figure.getcolors(1 << 24)}
     assert colours.get(_rgb(BEATS_COLOR), 0) > 500  # gold's two separated differences
     assert colours.get(_rgb(TIED_COLOR), 0) > 100  # tenth - eighth
+
+
+def test_one_run_of_each_task_is_reported_without_reading_its_items(
+    runs: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ranking reads every item of every run (issue 42: ``report`` of a validated bundle
+    within 2 s): with no task held by two runs, the report does not start it."""
+    import conceptcomb.leaderboard.report.ranking as ranking
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("ranked a task that one run holds")
+
+    monkeypatch.setattr(ranking, "rank", refuse)
+    out = tmp_path / "report"
+    code, printed = run_cli("report", str(runs[0]), "--out", str(out))
+    assert code == 0, printed
+    text = (out / "ccpt.md").read_text()
+    assert "| **gold** |" in text and "ranked by accuracy" not in text
+    assert not (out / "ccpt_tp_differences.png").exists()

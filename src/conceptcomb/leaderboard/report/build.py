@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -78,7 +79,7 @@ def write_report(
         )
     out.mkdir(parents=True, exist_ok=True)
     written = Written()
-    rankings = _rankings(paths, data_dir)
+    rankings = _rankings(runs, paths, data_dir)
     for benchmark, tables in found.items():
         sections, markdown = [], [f"## {get(benchmark).title}\n"]
         for table in tables:
@@ -105,8 +106,10 @@ def write_report(
     return written
 
 
-def _rankings(paths: list[Path] | None, data_dir: str | None) -> list[TaskRanking]:
-    if not paths:
+def _rankings(runs: list[Run], paths: list[Path] | None, data_dir: str | None) -> list[TaskRanking]:
+    # Ranking reads every item (and builds corpus metrics): only where a task has two runs.
+    held = Counter(task.task for run in runs for task in run.tasks.values())
+    if not paths or max(held.values(), default=0) < 2:
         return []
     from conceptcomb.leaderboard.report.ranking import rank
 
