@@ -175,13 +175,18 @@ def partial_results(folder: Path, task: str, items: int) -> list[dict[str, Any]]
 
 
 def edited_reply_is_caught(folder: Path, task: str, tmp_path: Path, *extra: str) -> str:
-    """A reply changed in one row (the output the task scored): INVALID, exit 1."""
+    """A reply changed in one row (the output the task scored: ``output.raw``, or the last
+    message of a multi-turn row, whose demonstrations are earlier turns): INVALID, exit 1."""
     copy = tmp_path / "edited"
     shutil.copytree(folder, copy)
     _, samples = samples_for(copy, task)
     rows = rows_of(samples)
-    row = next(r for r in rows if r["output"]["raw"])
-    row["output"]["raw"][0] += " and something else"
+    row = next(r for r in rows if (r["output"] and r["output"]["raw"]) or r.get("messages"))
+    if row["interaction_type"] == "multi_turn":
+        assert row["output"] is None and row["messages"][-1]["role"] == "assistant"
+        row["messages"][-1]["content"] += " and something else"
+    else:
+        row["output"]["raw"][0] += " and something else"
     write_rows(samples, rows)
     code, printed = run_cli("validate-bundle", str(copy), *extra)
     assert code == 1 and ": INVALID" in printed and f"{task}: FAILED" in printed, printed

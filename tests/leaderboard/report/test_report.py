@@ -80,9 +80,14 @@ def test_files_written(report: tuple[Path, str]) -> None:
     assert names == {
         "ccpt.md", "ccpt.html", "ccpt_generative.csv", "ccpt_type_prediction.csv",
         "ccpt_emergence_cancellation.png", "ccpt_confusion.png",
+        "ccpt_pi_emergent_differences.png", "ccpt_tp_differences.png",  # two runs: ranked
         "mcrae.md", "mcrae.html", "mcrae.csv",
     }  # fmt: skip
     assert printed.startswith("## CCPT") and "## McRae" in printed
+    # The same model's replies in both frameworks: no paired comparison separates them.
+    for task, metric in (("ccpt_pi_emergent", "E"), ("ccpt_tp", "accuracy")):
+        assert f"### {task}: ranked by {metric}" in printed
+    assert printed.count("| 1–2 | SmolLM2-135M-Instruct.Q4_1 (") == 4
     for png in out.glob("*.png"):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
 
@@ -158,9 +163,10 @@ def test_markdown_marks_the_papers_rows_and_partial_runs(report: tuple[Path, str
 
 def test_html_is_self_contained(report: tuple[Path, str]) -> None:
     page = (report[0] / "ccpt.html").read_text()
-    assert page.count("<table>") == 2 and page.count("data:image/png;base64,") == 2
+    # Tables 3 and 5 and their plots, then a ranking table and a differences plot per task.
+    assert page.count("<table>") == 4 and page.count("data:image/png;base64,") == 4
     assert not re.search(r"""(src|href)=["']?(https?:|//)""", page)
-    assert page.count('<tr class="ours">') == 4  # 2 runs x 2 tables
+    assert page.count('<tr class="ours">') == 8  # 2 runs x (2 paper tables + 2 rankings)
     assert "Song et al. (NAACL 2025), Table 3" in page
 
 

@@ -425,9 +425,9 @@ def bootstrap_distributions(
     metrics: Sequence[Resampled], n: int, n_resamples: int = N_RESAMPLES, seed: int = SEED
 ) -> list[np.ndarray]:
     """`bootstrap_distribution` of several metrics over the same n items, on the same
-    resamples; what they share is computed once (`conceptcomb.compare.corpus.resampled_together`:
+    resamples; what they share is computed once (`corpus.resampled_together`:
     the CIDEr-D of many runs of one task)."""
-    from conceptcomb.compare.corpus import resampled_together
+    from conceptcomb.leaderboard.statistics.corpus import resampled_together
 
     return resampled_together(metrics, resample_counts(n, n_resamples, seed))
 
