@@ -258,6 +258,8 @@ class _Distributions:
                 subsets = [items.corpus[m].subset(rows) for items, m, rows in entries.values()]
                 found = stats.bootstrap_distributions(subsets, n, self.n_resamples, self.seed)
                 values = [subset.value() for subset in subsets]
+            except (ImportError, NameError):  # a fault of ours, not of a run: never hidden
+                raise
             except Exception:  # computed again one by one, the failing one named
                 continue
             for key, value, distribution in zip(entries, values, found, strict=True):
