@@ -13,6 +13,7 @@ import pytest
 from scipy import stats as scipy_stats
 from statsmodels.stats.multitest import multipletests
 
+from conceptcomb.leaderboard.compare.cli import number_text, table
 from conceptcomb.leaderboard.compare.comparison import Comparison, _Distributions, compare, sides
 from conceptcomb.leaderboard.compare.items import CHAT_ONE, CHAT_TURNS, TEXT, Found, TaskItems
 from conceptcomb.leaderboard.statistics import corpus, stats
@@ -140,3 +141,21 @@ def test_the_cider_of_many_runs_is_resampled_together_as_each_alone() -> None:
     assert [value for value, _ in distributions.cache.values()] == [
         alone[letter][0] for letter in "ABC"
     ]
+
+
+def test_a_corpus_metric_too_small_for_two_decimals_is_printed_not_rounded_away() -> None:
+    """A corpus metric near 0 (BLEU-4 on a 0-1 scale): a difference the table calls
+    significant is never printed as +0.00 [+0.00, +0.00]; float noise (1e-15) is 0."""
+    runs = [run(m, RNG.normal(50, 10, 40)) for m in "ab"]
+    runs[0].corpus["bleu4"] = corpus.Mean(RNG.uniform(1e-7, 5e-7, 40))
+    runs[1].corpus["bleu4"] = corpus.Mean(np.full(40, 7e-15))
+    result = compared(*runs, n_resamples=100)
+    (row,) = [r for r in result.rows if r.metric == "bleu4"]
+    assert row.result.p < 0.05
+    line = next(line for line in table(result).splitlines() if " bleu4 " in line)
+    assert f" {number_text(row.result.a)} " in line and " 0.00 " in line
+    shown = number_text(row.result.difference, sign=True)
+    assert shown.startswith("+") and "e-07" in shown and f"{shown} [" in line
+    assert number_text(2.388e-7) == "2.4e-07" and number_text(9.3e-5, sign=True) == "+9.3e-05"
+    assert number_text(6.8e-15) == "0.00" and number_text(-6.8e-15, sign=True) == "+0.00"
+    assert number_text(14.2857) == "14.29" and number_text(0.005, sign=True) == "+0.01"

@@ -169,10 +169,22 @@ def to_csv(result: Comparison) -> str:
 
 
 # --- the table -------------------------------------------------------------------------------
-def _number(value: float | None, digits: int = 2, sign: bool = False) -> str:
+# Below this a value is the float noise of a corpus metric (BLEU of no match is ~1e-15): 0.
+NOISE = 1e-9
+
+
+def number_text(value: float | None, digits: int = 2, sign: bool = False) -> str:
+    """The table's number: ``digits`` decimals; a value those decimals would show as 0 (a
+    BLEU-4 of 2e-7 on 0-1) in scientific notation, so that a difference the table calls
+    significant is never printed as +0.00."""
     if value is None or not math.isfinite(value):
         return "–"
-    return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
+    plus = "+" if sign else ""
+    if abs(value) < NOISE:
+        value = 0.0
+    elif abs(value) < 0.5 * 10**-digits:
+        return f"{value:{plus}.1e}"
+    return f"{value:{plus}.{digits}f}"
 
 
 def _p(value: float | None) -> str:
@@ -206,14 +218,14 @@ def table(result: Comparison) -> str:
         cells = [
             row.task,
             row.metric + (f" ({row.label})" if row.label else ""),
-            _number(r.a),
-            _number(r.b),
-            f"{_number(r.difference, sign=True)} [{_number(r.lower, sign=True)}, "
-            f"{_number(r.upper, sign=True)}]",
+            number_text(r.a),
+            number_text(r.b),
+            f"{number_text(r.difference, sign=True)} [{number_text(r.lower, sign=True)}, "
+            f"{number_text(r.upper, sign=True)}]",
             _p(r.p),
             _p(row.p_holm),
             str(r.n),
-            _number(r.mdd),
+            number_text(r.mdd),
             method_text(r),
         ]
         if several:
