@@ -159,3 +159,15 @@ def test_a_corpus_metric_too_small_for_two_decimals_is_printed_not_rounded_away(
     assert number_text(2.388e-7) == "2.4e-07" and number_text(9.3e-5, sign=True) == "+9.3e-05"
     assert number_text(6.8e-15) == "0.00" and number_text(-6.8e-15, sign=True) == "+0.00"
     assert number_text(14.2857) == "14.29" and number_text(0.005, sign=True) == "+0.01"
+
+
+def test_few_paired_items_are_compared_with_a_note() -> None:
+    few = IDS[:5]
+    a, b = (run(m, RNG.normal(50, 10, 5), ids=few) for m in "ab")
+    result = compared(a, b)
+    assert [row.result.n for row in result.rows] == [5]
+    (note,) = [n for n in result.notes if "items paired" in n]
+    assert note.startswith("my_task A - B: only 5 items paired") and "rough" in note
+    assert not any(
+        "items paired" in n for n in compared(*(run(m, RNG.normal(50, 10, 40)) for m in "ab")).notes
+    )
