@@ -41,25 +41,31 @@ def _layer(part: str) -> int:
     return next(i for i, parts in enumerate(LAYERS) if part in parts)
 
 
+def _imported(path: Path, package: str) -> list[str]:
+    """Every module ``path`` imports, anywhere in it (imports inside functions count: they
+    are how the heavy ones are deferred); ``from {package} import x`` names ``{package}.x``."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module == package:
+                names += [f"{package}.{alias.name}" for alias in node.names]
+            else:
+                names.append(node.module)
+        elif isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+    return names
+
+
 def imports() -> list[tuple[Path, str, str]]:
-    """(file, its part, the part it imports) for every import of the package, anywhere in a
-    module (imports inside functions count: they are how the heavy ones are deferred)."""
+    """(file, its part, the part it imports) for every import of the package."""
     found = []
     for path in sorted(PACKAGE.rglob("*.py")):
         relative = path.relative_to(PACKAGE)
         own = relative.parts[0].removesuffix(".py") if relative.parts else "__init__"
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = []
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
-                if node.module == "conceptcomb":
-                    names = [f"conceptcomb.{alias.name}" for alias in node.names]
-            elif isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            for name in names:
-                part = _part(name)
-                if part is not None and part != own:
-                    found.append((relative, own, part))
+        for name in _imported(path, "conceptcomb"):
+            part = _part(name)
+            if part is not None and part != own:
+                found.append((relative, own, part))
     return found
 
 
@@ -104,18 +110,10 @@ def leaderboard_imports() -> list[tuple[Path, str, str]]:
     for path in sorted(leaderboard.rglob("*.py")):
         relative = path.relative_to(leaderboard)
         own = relative.parts[0].removesuffix(".py")
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = []
-            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
-                if node.module == "conceptcomb.leaderboard":
-                    names = [f"{node.module}.{alias.name}" for alias in node.names]
-            elif isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            for name in names:
-                room = _leaderboard_room(name)
-                if room is not None and room != own:
-                    found.append((relative, own, room))
+        for name in _imported(path, "conceptcomb.leaderboard"):
+            room = _leaderboard_room(name)
+            if room is not None and room != own:
+                found.append((relative, own, room))
     return found
 
 

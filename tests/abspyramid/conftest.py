@@ -38,7 +38,12 @@ def _prepend(path: Path, records: list[dict]) -> None:
 def abspyramid_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A data folder in the hub layout: detection test = 10 real + 10 hand-made per relation."""
     require_shared_data()
-    folder = tmp_path_factory.mktemp("abspyramid-data") / "abspyramid"
+    return data_folder(tmp_path_factory.mktemp("abspyramid-data") / "abspyramid")
+
+
+def data_folder(folder: Path) -> Path:
+    """``folder``: the hand-made fixture files, the 30 real detection records (from
+    ../shared) first in each detection test file."""
     shutil.copytree(FIXTURES, folder)
     real = real_records()
     for kind in ("noun", "verb", "event"):

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 from conceptcomb.testing.judge_server import LoopbackServer
 from tests.ccpt.conftest import include_args
 from tests.conftest import require_shared_data
+from tests.leaderboard.run_support import run_ok
 
 TASKS = ("ccpt_tp", "ccpt_pi_emergent")
 LM_EVAL_ONLY = ("mcrae_esslli44",)
@@ -55,11 +55,6 @@ def inspect_command(model: list[str], logs: Path, metadata: dict) -> list[str]:
     ]  # fmt: skip
 
 
-def _run(command: list[str]) -> None:
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-
-
 def make_runs(gguf: Path, model: list[str], root: Path, server: LoopbackServer) -> RealRuns:
     require_shared_data()  # ccpt_pi_emergent reads the CCPT files
     metadata = {
@@ -68,8 +63,8 @@ def make_runs(gguf: Path, model: list[str], root: Path, server: LoopbackServer) 
         "judge_cache": str(root / "judge.sqlite"),
     }
     runs = RealRuns(root / "lm-eval", root / "inspect", server.base_url)
-    _run(lm_eval_command(gguf, runs.lm_eval_dir, metadata))
-    _run(inspect_command(model, runs.inspect_dir, metadata))
+    run_ok(lm_eval_command(gguf, runs.lm_eval_dir, metadata))
+    run_ok(inspect_command(model, runs.inspect_dir, metadata))
     return runs
 
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import csv
 import json
-import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,7 +16,7 @@ import pytest
 from conceptcomb.common.evidence import decode, encode
 from conceptcomb.leaderboard.bundles.bundle import content_sha256
 from conceptcomb.leaderboard.checks.validate import check_bundle
-from tests.abspyramid.conftest import DETECTION, FIXTURES, _prepend, lm_eval_command, real_records
+from tests.abspyramid.conftest import data_folder, lm_eval_command
 from tests.leaderboard.checks.test_evidence import run_cli
 from tests.leaderboard.eee_support import (
     edited_reply_is_caught,
@@ -28,6 +26,7 @@ from tests.leaderboard.eee_support import (
     rows_of,
     samples_for,
 )
+from tests.leaderboard.run_support import bundles_of, load, run_ok
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared_data]
 LL, ZS, GEN = "abspyramid_det_noun", "abspyramid_det_noun_zs", "abspyramid_gen_noun"
@@ -39,19 +38,7 @@ LIMIT = 3
 def abspyramid_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The AbsPyramid tests' data folder (tests/abspyramid/conftest.py): the hand-made
     fixture files, the 30 real detection records first in the detection test files."""
-    folder = tmp_path_factory.mktemp("abspyramid-evidence-data") / "abspyramid"
-    shutil.copytree(FIXTURES, folder)
-    real = real_records()
-    for kind in ("noun", "verb", "event"):
-        test = folder / DETECTION / f"{kind}_dataset" / "test.json"
-        _prepend(test, [r for r in real if r["type"] == kind])
-    _prepend(folder / DETECTION / "merged_dataset" / "test.json", real)
-    return folder
-
-
-def _run(command: list[str]) -> None:
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+    return data_folder(tmp_path_factory.mktemp("abspyramid-evidence-data") / "abspyramid")
 
 
 @pytest.fixture(scope="module")
@@ -63,21 +50,15 @@ def bundles(
 ) -> dict[str, Path]:
     """One lm-eval and one Inspect run of SmolLM2 on the three tasks, and their bundles."""
     root = tmp_path_factory.mktemp("abspyramid-evidence")
-    _run(lm_eval_command(smollm2_folder, ",".join(TASKS), LIMIT, abspyramid_dir, root / "lm-eval"))
-    _run([
+    run_ok(
+        lm_eval_command(smollm2_folder, ",".join(TASKS), LIMIT, abspyramid_dir, root / "lm-eval")
+    )
+    run_ok([
         "inspect", "eval", *(f"conceptcomb/{task}" for task in TASKS), *smollm2_inspect_model,
         "-T", f"data_dir={abspyramid_dir}", "--limit", str(LIMIT),
         "--log-dir", str(root / "inspect"), "--display", "plain",
     ])  # fmt: skip
-    code, printed = run_cli(
-        "submit-bundle", str(root / "lm-eval"), str(root / "inspect"), "--out", str(root / "b")
-    )
-    assert code == 0 and printed.count("(valid)") == 2, printed
-    return {p.name.split("_")[-1].split(".")[0]: p for p in (root / "b").glob("*.bundle.json")}
-
-
-def load(path: Path) -> dict:
-    return json.loads(path.read_text())
+    return bundles_of([root / "lm-eval", root / "inspect"], root / "b")
 
 
 def task_of(bundle: dict, task: str) -> dict:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import csv
 import json
 import shutil
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,14 +32,10 @@ from tests.leaderboard.eee_support import (
     samples_for,
     write_rows,
 )
+from tests.leaderboard.run_support import bundles_of, run_ok
 
 TASK = "cggc_ood_verified"
 LIMIT = 3
-
-
-def _run(command: list[str]) -> None:
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1200)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
 
 
 @pytest.fixture(scope="module")
@@ -52,24 +47,19 @@ def bundles(
     with LoopbackServer() as server:
         judge = {"judge_base_url": server.base_url, "judge_model": "gpt-4o"}
         metadata = {**judge, "judge_cache": str(root / "judge.sqlite")}
-        _run([
+        run_ok([
             "lm_eval", "--model", "hf",
             "--model_args", f"pretrained={smollm2_folder}",
             "--tasks", TASK, "--limit", str(LIMIT), "--apply_chat_template",
             "--log_samples", "--output_path", str(root / "lm-eval"),
             "--metadata", json.dumps(metadata), *include_args(),
-        ])  # fmt: skip
+        ], timeout=1200)  # fmt: skip
         options = [part for key, value in metadata.items() for part in ("-T", f"{key}={value}")]
-        _run([
+        run_ok([
             "inspect", "eval", f"conceptcomb/{TASK}", *smollm2_inspect_model, *options,
             "--limit", str(LIMIT), "--log-dir", str(root / "inspect"), "--display", "plain",
-        ])  # fmt: skip
-    out = root / "bundles"
-    code, printed = run_cli(
-        "submit-bundle", str(root / "lm-eval"), str(root / "inspect"), "--out", str(out)
-    )
-    assert code == 0, printed
-    return {path.name.split("_")[-1].split(".")[0]: path for path in out.glob("*.bundle.json")}
+        ], timeout=1200)  # fmt: skip
+    return bundles_of([root / "lm-eval", root / "inspect"], root / "bundles")
 
 
 def _task(bundle: dict) -> dict:

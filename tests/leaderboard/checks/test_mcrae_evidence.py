@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,15 +26,11 @@ from tests.leaderboard.eee_support import (
     rows_of,
     samples_for,
 )
+from tests.leaderboard.run_support import bundles_of, load, run_ok
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared_data]
 TASK = "mcrae_esslli44"
 LIMIT = 2
-
-
-def _run(command: list[str]) -> None:
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
 
 
 @pytest.fixture(scope="module")
@@ -44,27 +39,19 @@ def bundles(
 ) -> dict[str, Path]:
     """One lm-eval and one Inspect run of SmolLM2 on 2 concepts, and their bundles."""
     root = tmp_path_factory.mktemp("mcrae-evidence")
-    _run([
+    run_ok([
         "lm_eval", "--model", "hf",
         "--model_args", f"pretrained={smollm2_folder}",
         "--tasks", TASK, "--limit", str(LIMIT), "--apply_chat_template",
         "--gen_kwargs", "max_gen_toks=64", "--log_samples",
         "--output_path", str(root / "lm-eval"), *include_args(),
     ])  # fmt: skip
-    _run([
+    run_ok([
         "inspect", "eval", f"conceptcomb/{TASK}", *smollm2_inspect_model,
         "--limit", str(LIMIT), "--max-tokens", "64", "--log-dir", str(root / "inspect"),
         "--display", "plain",
     ])  # fmt: skip
-    code, printed = run_cli(
-        "submit-bundle", str(root / "lm-eval"), str(root / "inspect"), "--out", str(root / "b")
-    )
-    assert code == 0 and printed.count("(valid)") == 2, printed
-    return {p.name.split("_")[-1].split(".")[0]: p for p in (root / "b").glob("*.bundle.json")}
-
-
-def load(path: Path) -> dict:
-    return json.loads(path.read_text())
+    return bundles_of([root / "lm-eval", root / "inspect"], root / "b")
 
 
 def items_of(bundle: dict) -> list[dict]:

@@ -11,7 +11,6 @@ servers (the frameworks' API runners: lm-eval's ``local-chat-completions``, Insp
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from conceptcomb.testing.judge_server import LoopbackServer
 from conceptcomb.testing.model_server import ModelServer
 from tests.ccpt.conftest import include_args
 from tests.leaderboard.eee_support import run_cli
+from tests.leaderboard.run_support import run_ok
 
 pytestmark = pytest.mark.slow
 LM_EVAL = str(Path(sys.executable).parent / "lm_eval")
@@ -40,13 +40,8 @@ N = 30
 RIGHT = {"model-a": [n % 5 != 0 for n in range(N)], "model-b": [n % 2 == 0 for n in range(N)]}
 
 
-def _run(command: list[str]) -> None:
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-
-
 def _lm_eval(server: ModelServer, model: str, tasks: str, out: Path, *extra: str) -> None:
-    _run([
+    run_ok([
         LM_EVAL, "--model", "local-chat-completions",
         "--model_args", f"model={model},base_url={server.base_url}/chat/completions,"
         "num_concurrent=4,max_retries=1",

@@ -191,20 +191,13 @@ def test_an_eee_folder_is_a_run_compare_reads(group: Path, tmp_path: Path) -> No
 def test_abspyramid_corpus_metrics_get_their_intervals(tmp_path: Path) -> None:
     """AbsPyramid's macro-F1 and BLEU-1/2 and brevity penalty: bootstrapped, recomputed by
     validate-bundle (Inspect runs on the test records available here, gold replies)."""
-    import shutil
 
     from conceptcomb.testing.full_bundles import abspyramid_bundle
-    from tests.abspyramid.conftest import DETECTION, FIXTURES, _prepend, real_records
+    from tests.abspyramid.conftest import data_folder
     from tests.conftest import require_shared_data
 
     require_shared_data()
-    folder = tmp_path / "data" / "abspyramid"
-    shutil.copytree(FIXTURES, folder)
-    real = real_records()
-    for kind in ("noun", "verb", "event"):
-        _prepend(folder / DETECTION / f"{kind}_dataset" / "test.json",
-                 [r for r in real if r["type"] == kind])  # fmt: skip
-    _prepend(folder / DETECTION / "merged_dataset" / "test.json", real)
+    folder = data_folder(tmp_path / "data" / "abspyramid")
     bundle = abspyramid_bundle(tmp_path / "out", str(folder))
     tasks = {task["task"]: task for task in json.loads(bundle.read_text())["tasks"]}
     detection, generation = tasks["abspyramid_det_noun_zs"], tasks["abspyramid_gen_all"]
