@@ -282,11 +282,15 @@ def test_score_flag_is_for_noun_phrase_completion(tmp_path: Path, capsys) -> Non
 def test_missing_spacy_model_is_one_clear_error(monkeypatch, tmp_path: Path, capsys) -> None:
     """Without en_core_web_sm the default rule refuses to run and says what to install."""
     from conceptcomb.ccpt.npc_lemma import analysis as lemma_analysis
+    from conceptcomb.cggc import metrics as cggc_metrics
     from conceptcomb.common import spacy_english
 
+    # Every cache of the one pipeline is emptied, before and after: one left holding the old
+    # pipeline would no longer be the one english_pipeline() gives (one copy per process).
+    caches = (spacy_english.english_pipeline, lemma_analysis.spacy_pipeline, cggc_metrics._spacy)
     monkeypatch.setattr(spacy_english, "SPACY_MODELS", ("no_such_spacy_model",))
-    spacy_english.english_pipeline.cache_clear()
-    lemma_analysis.spacy_pipeline.cache_clear()
+    for cached in caches:
+        cached.cache_clear()
     try:
         with pytest.raises(ConfigError) as raised:
             load_dataset(SPEC.name, judge="off")
@@ -302,8 +306,8 @@ def test_missing_spacy_model_is_one_clear_error(monkeypatch, tmp_path: Path, cap
         assert len(load_dataset(SPEC.name, judge="off", npc_modifier="surface")["test"]) == 167
         assert len(load_dataset("ccpt_pi_emergent", judge="off")["test"]) == 200
     finally:
-        spacy_english.english_pipeline.cache_clear()
-        lemma_analysis.spacy_pipeline.cache_clear()
+        for cached in caches:
+            cached.cache_clear()
 
 
 @pytest.mark.slow
