@@ -24,6 +24,7 @@ import argparse
 import json
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 
 import conceptcomb
@@ -145,9 +146,22 @@ def rescore(args: argparse.Namespace) -> ScoreReport:
         )
     options = {"npc_modifier": args.npc_modifier}
     settings = judge_settings(args)
-    return benchmark.rescore(
-        args.task, Path(args.predictions), settings, args.samples_output, options
-    )
+    predictions = Path(args.predictions)
+    from conceptcomb.leaderboard.checks.replies import is_stored_run, stored_replies
+
+    if not (predictions.exists() and is_stored_run(predictions)):
+        return benchmark.rescore(args.task, predictions, settings, args.samples_output, options)
+    # A bundle or an EEE export: its stored replies, with the options the run scored with
+    # (unless given) and the model it names, re-scored by this judge.
+    stored = stored_replies(predictions, args.task)
+    args.model_name = args.model_name or stored.model
+    if options["npc_modifier"] is None and args.task.startswith("ccpt_npc_"):
+        options["npc_modifier"] = stored.options.get("npc_modifier")
+    with tempfile.TemporaryDirectory(prefix="conceptcomb-score-") as folder:
+        replies = stored.write(Path(folder) / f"{args.task}.jsonl")
+        report = benchmark.rescore(args.task, replies, settings, args.samples_output, options)
+    report.predictions, report.source_format = str(predictions), "bundle"
+    return report
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -236,9 +250,10 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument(
         "--predictions",
         required=True,
-        help="lm-eval samples_<task>_*.jsonl, an Inspect log, or a JSONL of "
+        help="lm-eval samples_<task>_*.jsonl, an Inspect log, a JSONL of "
         '{"doc": {...}, "response": "..."} lines (CCPT; "responses": [...] for *_oracle); '
-        "for McRae also the ESSLLI 2008 'concept property score' format",
+        "for McRae also the ESSLLI 2008 'concept property score' format; or a *.bundle.json "
+        "or an `export --to eee` folder: the replies it stores, re-scored with this judge",
     )
     score.add_argument("--output", help="write the metrics (and judge usage) as JSON")
     score.add_argument(

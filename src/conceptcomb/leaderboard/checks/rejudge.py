@@ -1,0 +1,187 @@
+"""``validate-bundle --rejudge N``: does the judge a bundle names give the ratings it stores?
+
+A seeded random sample of N of a judged task's distinct judge questions (those with a stored
+rating) is asked again, by the judge the options name or, without them, by the judge the
+bundle names where it can be reached (the local judge offline; an API judge at a public
+endpoint the bundle records), and the new ratings are compared with the stored ones: the
+share equal, the share within one point, the mean absolute difference with its 95% t
+interval, Spearman's rho (`conceptcomb.leaderboard.statistics.agreement`).
+
+The bundle fails when the mean absolute difference is beyond `TOLERANCE` with 95%
+confidence (the lower end of its interval above it): docs/judge.md gives the measurement
+behind it, how often the same question asked again changes its rating.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from conceptcomb.common.errors import ConfigError
+from conceptcomb.leaderboard.checks.agreement import judge_label, task_questions
+from conceptcomb.leaderboard.statistics.agreement import spearman
+from conceptcomb.leaderboard.statistics.stats import Interval, mean_interval
+
+# Points on the judge's 1-10 scale: the largest mean |re-asked - stored| a bundle may show
+# (beyond it with 95% confidence, it fails). Asked again, the loopback judge changed no
+# rating and the local judge none beyond 1e-4 (docs/judge.md, "Is this bundle's judge the one
+# it names?"); an API judge at temperature 0 is not bit-stable, and 0.5 lets half the
+# questions move by one point, while a judge of another model or another prompt differs by
+# more than a point on average (the local judge from GPT-4o's recorded ratings: 2.5).
+TOLERANCE = 0.5
+SEED = 0
+
+
+@dataclass
+class Rejudged:
+    """One task's sample of questions asked again."""
+
+    task: str
+    stored_judge: str  # the judge the bundle names
+    judge: str = ""  # the judge asked
+    asked: int = 0
+    failures: int = 0
+    stored: list[float] = field(default_factory=list)
+    new: list[float] = field(default_factory=list)
+    usage: str = ""
+
+    @property
+    def equal(self) -> float:
+        return float(np.mean(np.isclose(self.stored, self.new, rtol=0, atol=1e-3)))
+
+    @property
+    def within_one(self) -> float:
+        return float(np.mean(np.abs(np.subtract(self.new, self.stored)) <= 1.0 + 1e-9))
+
+    @property
+    def difference(self) -> Interval | None:
+        gaps = np.abs(np.subtract(self.new, self.stored))
+        if len(gaps) and not gaps.any():
+            return Interval(0.0, 0.0, 0.0, 0.0, "t", "analytic", len(gaps))
+        return mean_interval(gaps)
+
+    @property
+    def rho(self) -> float | None:
+        if len(self.new) < 3 or len(set(self.new)) < 2 or len(set(self.stored)) < 2:
+            return None
+        value = spearman(np.array(self.stored), np.array(self.new))
+        return value if math.isfinite(value) else None
+
+    @property
+    def ok(self) -> bool:
+        diff = self.difference
+        beyond = diff is not None and diff.lower is not None and diff.lower > TOLERANCE
+        return not self.failures and bool(self.new) and not beyond
+
+    def line(self) -> str:
+        if not self.new:
+            return f"{self.task}: none of the {self.asked} questions asked again got a rating"
+        diff = self.difference
+        interval = (
+            f"{diff.value:.2f} [{diff.lower:.2f}, {diff.upper:.2f}]"
+            if diff is not None and diff.lower is not None and diff.upper is not None
+            else f"{np.mean(np.abs(np.subtract(self.new, self.stored))):.2f}"
+        )
+        rho = "–" if self.rho is None else f"{self.rho:.2f}"
+        verdict = (
+            f"agrees with the stored ratings (tolerance: mean |difference| {TOLERANCE} point)"
+            if self.ok
+            else "DISAGREES with the stored ratings beyond the tolerance (mean |difference| "
+            f"{TOLERANCE} point, 95% sure)"
+        )
+        failed = f", {self.failures} failed" if self.failures else ""
+        return (
+            f"{self.task}: {len(self.new)} of the bundle's judge questions asked again "
+            f"(seeded sample{failed}) of {self.judge}, stored by {self.stored_judge}: "
+            f"same rating {100 * self.equal:.1f}%, within one point {100 * self.within_one:.1f}%"
+            f", mean |difference| {interval}, Spearman {rho}: {verdict}"
+        )
+
+
+def sample_questions(
+    asked: list[list[tuple[str, float | None]]], n: int, seed: int = SEED
+) -> list[tuple[str, float]]:
+    """A seeded random sample of n of the distinct questions with a stored rating (all of
+    them where there are fewer), in a stable order."""
+    stored: dict[str, float] = {}
+    for rows in asked:
+        for prompt, rating in rows:
+            if rating is not None and math.isfinite(float(rating)):
+                stored.setdefault(prompt, float(rating))
+    prompts = sorted(stored)
+    chosen = prompts if len(prompts) <= n else random.Random(seed).sample(prompts, n)
+    return [(prompt, stored[prompt]) for prompt in chosen]
+
+
+def judged_records(tasks: list[Any]) -> list[dict[str, Any]]:
+    """The task records of a bundle whose benchmark judges them."""
+    from conceptcomb.benchmarks import get, known_tasks
+
+    found = []
+    for record in tasks:
+        ours = isinstance(record, dict) and record.get("task") in known_tasks()
+        if ours and get(str(record["benchmark"])).judged(str(record["task"])):
+            found.append(record)
+    return found
+
+
+def bundle_judge_settings(judge: dict[str, Any] | None, given: Any) -> Any:
+    """The settings of the judge to ask: ``given`` (the options) where the user named one;
+    else the judge the bundle names, where it can be reached (ConfigError saying what to
+    pass where it cannot)."""
+    from conceptcomb.scorers.judge_settings import JudgeSettings
+
+    if given is not None:
+        return given
+    judge = judge if isinstance(judge, dict) else {}
+    kind = str(judge.get("endpoint_kind") or judge.get("kind") or "")
+    model = judge.get("model")
+    if kind.startswith("local"):
+        return JudgeSettings.resolve({"judge": "local"})
+    endpoint = judge.get("endpoint")
+    if kind == "openai-chat" and isinstance(endpoint, str) and endpoint.startswith("https://"):
+        return JudgeSettings.resolve(
+            {"judge": "openai", "judge_base_url": endpoint, "judge_model": model}
+        )
+    raise ConfigError(
+        f"the bundle's judge ({judge_label(judge)}) cannot be reached from what the bundle "
+        "records (a private endpoint is never stored): name it with --judge-base-url URL "
+        f"--judge-model {model or 'MODEL'} (or --judge local)."
+    )
+
+
+def rejudge_task(
+    record: dict[str, Any],
+    items: list[dict[str, Any]],
+    n: int,
+    given: Any,
+    data_dir: str | None,
+    seed: int = SEED,
+) -> Rejudged | None:
+    """Ask the judge a sample of the task's questions again (None: it has no questions)."""
+    from conceptcomb.scorers.rating import rate_prompts
+
+    asked = task_questions(record, items, data_dir)
+    if asked is None:
+        return None
+    chosen = sample_questions(asked, n, seed)
+    result = Rejudged(str(record["task"]), judge_label(record.get("judge")))
+    if not chosen:
+        return result
+    settings = bundle_judge_settings(record.get("judge"), given)
+    settings.check_credentials()
+    prompts = [prompt for prompt, _ in chosen]
+    replies, usage, result.judge = rate_prompts(settings, prompts, f"rejudging {result.task}")
+    result.asked, result.usage = len(chosen), usage.summary()
+    for prompt, stored in chosen:
+        reply = replies[prompt]
+        if reply.rating is None:
+            result.failures += 1
+            continue
+        result.stored.append(stored)
+        result.new.append(float(reply.rating))
+    return result
