@@ -14,10 +14,10 @@ SPEC = CcptTaskSpec("pi_emergent")
 TASK = SPEC.name
 
 
-def gold_predictions(out: Path, items: int) -> tuple[Path, list]:
+def gold_predictions(out: Path, items: int, spec: CcptTaskSpec = SPEC) -> tuple[Path, list]:
     """The first ``items`` items of the task with their own answers, as a JSONL to score."""
-    path = out / "gold.jsonl"
-    found = write_gold_predictions(SPEC, path)[:items]
+    path = out / f"gold_{spec.name}.jsonl"
+    found = write_gold_predictions(spec, path)[:items]
     lines = path.read_text().splitlines()[:items]
     path.write_text("\n".join(lines) + "\n")
     return path, found

@@ -202,12 +202,13 @@ def _rescore_settings(args: argparse.Namespace) -> Any:
     return settings
 
 
-def _given_judge(args: argparse.Namespace) -> Any:
-    """The judge the options name (None: none named, the bundle's own is asked)."""
+def _given_judge(args: argparse.Namespace) -> tuple[Any, bool]:
+    """The ``--judge-*`` options as settings, and whether they name a judge (else the one
+    the bundle names is asked, with the other options: cache, device, retries)."""
     from conceptcomb.scorers.cli_options import judge_settings
 
     named = (args.judge, args.judge_model, args.judge_base_url)
-    return judge_settings(args) if any(value is not None for value in named) else None
+    return judge_settings(args), any(value is not None for value in named)
 
 
 def _rejudge(tasks: list[Any], check: Any, args: argparse.Namespace) -> bool:
@@ -226,7 +227,8 @@ def _rejudge(tasks: list[Any], check: Any, args: argparse.Namespace) -> bool:
         if state is None or state.status == UNVERIFIED or not state.items:
             print(f"  {record['task']}: no per-item evidence: no judge question to ask again")
             continue
-        result = rejudge_task(record, state.items, args.rejudge, _given_judge(args),
+        options, named = _given_judge(args)
+        result = rejudge_task(record, state.items, args.rejudge, options, named,
                               args.data_dir, args.rejudge_seed)  # fmt: skip
         if result is None:
             print(f"  {record['task']}: its evidence names no judge question to ask again")
@@ -372,7 +374,7 @@ def _add_judge_agree(commands: argparse._SubParsersAction) -> None:  # type: ign
         "prompt: Spearman's rho, Kendall's tau-b (scipy) and Krippendorff's alpha, ordinal "
         "(the krippendorff package), each with a 95% percentile bootstrap interval (1000 "
         "resamples of the questions, seeded), the shares rated the same and within one "
-        "point, and the mean difference B - A with its t interval; per metric, A - B on the "
+        "point, and the mean difference A - B with its t interval; per metric, A - B on the "
         "items both hold, paired, with its 95% interval (clustered by the items' unit), as "
         "`conceptcomb compare` computes it.",
     )

@@ -92,10 +92,11 @@ def test_each_figure_is_the_librarys(scorings: tuple[Path, Path], tmp_path: Path
     assert q["krippendorff_alpha_ordinal"]["value"] == pytest.approx(inferred, abs=1e-12)
     assert q["share_equal"] == pytest.approx(np.mean(x == y))
     assert q["share_within_one"] == pytest.approx(np.mean(np.abs(x - y) <= 1))
-    mean = q["mean_difference_b_minus_a"]
-    test = stats.ttest_rel(y, x)
+    mean = q["mean_difference_a_minus_b"]
+    test = stats.ttest_rel(x, y)
     low, high = test.confidence_interval(0.95)
-    assert mean["difference"] == pytest.approx(np.mean(y - x), abs=1e-12)
+    assert mean["difference"] == pytest.approx(np.mean(x - y), abs=1e-12)
+    assert (mean["a"], mean["b"]) == pytest.approx((np.mean(x), np.mean(y)))
     assert (mean["lower"], mean["upper"]) == pytest.approx((low, high), abs=1e-9)
     absolute = stats.ttest_1samp(np.abs(y - x), 0.0).confidence_interval(0.95)
     assert q["mean_abs_difference"]["value"] == pytest.approx(np.mean(np.abs(y - x)))

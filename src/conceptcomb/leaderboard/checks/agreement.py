@@ -239,9 +239,9 @@ def lines(result: TaskAgreement) -> list[str]:
         d, m = q.mean_difference, q.mean_abs_difference
         if d is not None:
             found.append(
-                f"  mean rating B - A {_signed(d.difference)} [{_signed(d.lower)}, "
-                f"{_signed(d.upper)}] (A {d.a:.2f}, B {d.b:.2f})"
-                + (f"; mean |B - A| {m.value:.2f} [{m.lower:.2f}, {m.upper:.2f}]" if m else "")
+                f"  mean rating A {d.a:.2f}, B {d.b:.2f}, A - B {_signed(d.difference)} "
+                f"[{_signed(d.lower)}, {_signed(d.upper)}]"
+                + (f"; mean |A - B| {m.value:.2f} [{m.lower:.2f}, {m.upper:.2f}]" if m else "")
             )
     found.append(f"  {result.items} items in both; per metric A - B, paired, 95% interval:")
     for name, diff in result.metrics.items():

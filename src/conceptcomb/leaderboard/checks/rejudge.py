@@ -129,24 +129,23 @@ def judged_records(tasks: list[Any]) -> list[dict[str, Any]]:
     return found
 
 
-def bundle_judge_settings(judge: dict[str, Any] | None, given: Any) -> Any:
-    """The settings of the judge to ask: ``given`` (the options) where the user named one;
-    else the judge the bundle names, where it can be reached (ConfigError saying what to
-    pass where it cannot)."""
-    from conceptcomb.scorers.judge_settings import JudgeSettings
+def bundle_judge_settings(judge: dict[str, Any] | None, options: Any, named: bool) -> Any:
+    """The settings of the judge to ask: ``options`` (the ``--judge-*`` options) where they
+    name a judge (``named``); else the judge the bundle names, where it can be reached, with
+    the options' cache, device, dtype and retries (ConfigError saying what to pass where it
+    cannot be reached)."""
+    from dataclasses import replace
 
-    if given is not None:
-        return given
+    if named:
+        return options
     judge = judge if isinstance(judge, dict) else {}
     kind = str(judge.get("endpoint_kind") or judge.get("kind") or "")
     model = judge.get("model")
     if kind.startswith("local"):
-        return JudgeSettings.resolve({"judge": "local"})
+        return replace(options, judge="local", judge_model=None, judge_base_url=None)
     endpoint = judge.get("endpoint")
     if kind == "openai-chat" and isinstance(endpoint, str) and endpoint.startswith("https://"):
-        return JudgeSettings.resolve(
-            {"judge": "openai", "judge_base_url": endpoint, "judge_model": model}
-        )
+        return replace(options, judge="openai", judge_base_url=endpoint, judge_model=model)
     raise ConfigError(
         f"the bundle's judge ({judge_label(judge)}) cannot be reached from what the bundle "
         "records (a private endpoint is never stored): name it with --judge-base-url URL "
@@ -158,7 +157,8 @@ def rejudge_task(
     record: dict[str, Any],
     items: list[dict[str, Any]],
     n: int,
-    given: Any,
+    options: Any,
+    named: bool,
     data_dir: str | None,
     seed: int = SEED,
 ) -> Rejudged | None:
@@ -172,7 +172,7 @@ def rejudge_task(
     result = Rejudged(str(record["task"]), judge_label(record.get("judge")))
     if not chosen:
         return result
-    settings = bundle_judge_settings(record.get("judge"), given)
+    settings = bundle_judge_settings(record.get("judge"), options, named)
     settings.check_credentials()
     prompts = [prompt for prompt, _ in chosen]
     replies, usage, result.judge = rate_prompts(settings, prompts, f"rejudging {result.task}")

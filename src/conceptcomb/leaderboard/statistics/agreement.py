@@ -9,7 +9,7 @@ agree`), or a judge asked again against a bundle's stored ratings (``validate-bu
   they occur: a value no rating takes weighs nothing);
 * their 95% intervals: ``scipy.stats.bootstrap`` of the questions as pairs (``paired=True``),
   percentile method, `N_RESAMPLES` resamples drawn by ``numpy.random.default_rng(SEED)``;
-* the mean difference B - A with its t interval (`stats.paired_difference`), and the mean
+* the mean difference A - B with its t interval (`stats.paired_difference`), and the mean
   absolute difference with ``scipy.stats.ttest_1samp``'s t interval (`stats.mean_interval`).
 """
 
@@ -62,8 +62,8 @@ class Agreement:
     alpha: Estimate  # Krippendorff's, ordinal
     equal: float  # share of questions rated the same
     within_one: float  # share rated at most one point apart
-    mean_difference: Difference | None  # B - A
-    mean_abs_difference: Interval | None  # |B - A|
+    mean_difference: Difference | None  # A - B (A's mean rating less B's)
+    mean_abs_difference: Interval | None  # |A - B|
     resamples: int = N_RESAMPLES
     level: float = LEVEL
 
@@ -77,7 +77,7 @@ class Agreement:
             "krippendorff_alpha_ordinal": self.alpha.to_json(),
             "share_equal": self.equal,
             "share_within_one": self.within_one,
-            "mean_difference_b_minus_a": None if difference is None else difference.to_json(),
+            "mean_difference_a_minus_b": None if difference is None else difference.to_json(),
             "mean_abs_difference": None if absolute is None else absolute.to_json(),
             "bootstrap": {"resamples": self.resamples, "seed": SEED, "method": "percentile"},
             "level": self.level,
@@ -168,7 +168,7 @@ def agreement(
         alpha=bootstrap_estimate(alpha, x, y, n_resamples, seed),
         equal=float(np.mean(gaps == 0.0)) if len(x) else 0.0,
         within_one=float(np.mean(gaps <= 1.0)) if len(x) else 0.0,
-        mean_difference=paired_difference(y, x),
+        mean_difference=paired_difference(x, y),
         mean_abs_difference=mean_interval(gaps),
         resamples=n_resamples,
     )
