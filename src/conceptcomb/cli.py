@@ -4,6 +4,7 @@ conceptcomb demo                  # CCPT on the packaged SmolLM2 with the local 
 conceptcomb score TASK --predictions PATH [judge options] [--output results.json]
 conceptcomb plan TASKS [--predictions PATH] [judge options]  # judge questions, tokens, cost
 conceptcomb judge calibrate [judge options] [--n 300] [--seed 0]
+conceptcomb judge agree RUN RUN   # two judges' scorings of the same replies: how far apart
 conceptcomb seeds RESULTS...      # mean ± SEM over seeded runs (Table 3)
 conceptcomb data fetch ccpt       # download and check the pinned CCPT files
 conceptcomb data verify ccpt --data-dir DIR
@@ -15,6 +16,7 @@ conceptcomb cggc build --out DIR  # build CGGC (also: cggc stats, cggc report)
 conceptcomb report RESULTS... --out DIR          # leaderboard tables, plots, HTML pages
 conceptcomb submit-bundle RESULTS... --out DIR   # one leaderboard bundle per model run
 conceptcomb validate-bundle FILE... [--rescore]  # checksums, secrets, per-item evidence
+conceptcomb validate-bundle FILE --rejudge N     # its judge asked N of its questions again
 conceptcomb compare RUN RUN [RUN...]             # A - B on the same items, 95% CI, p, MDD
 """
 

@@ -349,6 +349,10 @@ def run_agree(args: argparse.Namespace) -> int:
     from conceptcomb.leaderboard.checks.agreement import agree, lines
     from conceptcomb.scorers.cli_options import prepare_output
 
+    if args.resamples is not None and args.resamples < 10:
+        from conceptcomb.common.errors import ConfigError
+
+        raise ConfigError("--resamples: at least 10 bootstrap resamples (1000 by default).")
     output = prepare_output(args.json, "--json")
     results = agree(args.runs[0], args.runs[1], args.data_dir, args.resamples)
     for result in results:

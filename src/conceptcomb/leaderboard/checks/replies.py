@@ -21,8 +21,11 @@ def is_stored_run(path: Path) -> bool:
     """A bundle, an EEE aggregate or samples file, or a folder holding them."""
     from conceptcomb.leaderboard.exports.read_eee import find_inputs
 
-    if path.name.endswith(BUNDLE_SUFFIX) or path.name.endswith("_samples.jsonl"):
+    if path.name.endswith(BUNDLE_SUFFIX):
         return True
+    if path.name.endswith("_samples.jsonl"):  # an EEE instance file: its aggregate beside it
+        path = path.with_name(path.name.removesuffix("_samples.jsonl") + ".json")
+        return path.is_file() and bool(find_inputs([path]).aggregates)
     if path.is_dir():
         inputs = find_inputs([path])
         return bool(inputs.bundles or inputs.aggregates)
