@@ -149,10 +149,10 @@ def rescore(args: argparse.Namespace) -> ScoreReport:
     options = {"npc_modifier": args.npc_modifier}
     settings = judge_settings(args)
     predictions = Path(args.predictions)
-    from conceptcomb.leaderboard.checks.replies import is_stored_run, stored_replies
-
-    if not (predictions.exists() and is_stored_run(predictions)):
+    if not _stored_run(predictions):
         return benchmark.rescore(args.task, predictions, settings, args.samples_output, options)
+    from conceptcomb.leaderboard.checks.replies import stored_replies
+
     # A bundle or an EEE export: its stored replies, with the options the run scored with
     # (unless given) and the model it names, re-scored by this judge.
     stored = stored_replies(predictions, args.task)
@@ -164,6 +164,18 @@ def rescore(args: argparse.Namespace) -> ScoreReport:
         report = benchmark.rescore(args.task, replies, settings, args.samples_output, options)
     report.predictions, report.source_format = str(predictions), "bundle"
     return report
+
+
+def _stored_run(path: Path) -> bool:
+    """A bundle or an EEE export (the leaderboard's readers are imported only for a path
+    that may be one: a JSONL of replies starts scoring without them)."""
+    if not path.exists() or not (
+        path.is_dir() or path.suffix == ".json" or path.name.endswith("_samples.jsonl")
+    ):
+        return False
+    from conceptcomb.leaderboard.checks.replies import is_stored_run
+
+    return is_stored_run(path)
 
 
 def run_score(args: argparse.Namespace) -> int:

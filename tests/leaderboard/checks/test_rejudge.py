@@ -122,3 +122,15 @@ def test_the_local_judges_bundle_rechecks_offline(
     code, printed = run_cli("validate-bundle", str(gpt4o), "--rejudge", "8", *local)
     assert code == 1 and "DISAGREES" in printed, printed
     _figures(printed)
+
+
+def test_the_verdict_on_few_questions() -> None:
+    """One question: its own difference against the tolerance; more: the interval's lower end
+    (a sample too small to be sure passes; a failed question never does)."""
+    from conceptcomb.leaderboard.checks.rejudge import Rejudged
+
+    assert not Rejudged("t", "j", stored=[5.0], new=[9.0]).ok
+    assert Rejudged("t", "j", stored=[5.0], new=[5.0]).ok
+    assert Rejudged("t", "j", stored=[5.0, 5.0], new=[5.0, 7.0]).ok  # interval below 0.5 too
+    assert not Rejudged("t", "j", stored=[5.0] * 8, new=[8.0, 9.0] * 4).ok
+    assert not Rejudged("t", "j", stored=[5.0] * 2, new=[5.0] * 2, failures=1).ok

@@ -70,7 +70,12 @@ def judge_record(judge: Any) -> Any:
     if isinstance(judge, dict) and isinstance(judge.get("identities"), list):
         found = [judge_record(one) for one in judge["identities"]]
         return found[0] if len(found) == 1 else None
-    if isinstance(judge, dict) and "record" not in judge and isinstance(judge.get("identity"), str):
+    from conceptcomb.scorers.judge_identity import API_CHAT, INSPECT_GRADER, LOCAL
+
+    recorded = isinstance(judge, dict) and (
+        "record" in judge or judge.get("kind") in (API_CHAT, INSPECT_GRADER, LOCAL)
+    )
+    if isinstance(judge, dict) and not recorded and isinstance(judge.get("identity"), str):
         # A bundle of an identity string and its fields parsed: the string says it all.
         sha = judge.get("prompt_sha256")
         return from_dict({"identity": judge["identity"], "prompt_sha256": sha})

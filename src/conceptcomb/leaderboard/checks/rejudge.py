@@ -61,11 +61,13 @@ class Rejudged:
         return float(np.mean(np.abs(np.subtract(self.new, self.stored)) <= 1.0 + 1e-9))
 
     @property
+    def gaps(self) -> np.ndarray:
+        return np.abs(np.subtract(self.new, self.stored))
+
+    @property
     def difference(self) -> Interval | None:
-        gaps = np.abs(np.subtract(self.new, self.stored))
-        if len(gaps) and not gaps.any():
-            return Interval(0.0, 0.0, 0.0, 0.0, "t", "analytic", len(gaps))
-        return mean_interval(gaps)
+        """The mean |difference| with its t interval (None for one question)."""
+        return mean_interval(self.gaps)
 
     @property
     def rho(self) -> float | None:
@@ -77,7 +79,10 @@ class Rejudged:
     @property
     def ok(self) -> bool:
         diff = self.difference
-        beyond = diff is not None and diff.lower is not None and diff.lower > TOLERANCE
+        if diff is None or diff.lower is None:  # one question: its own difference
+            beyond = bool(len(self.gaps)) and float(self.gaps.mean()) > TOLERANCE
+        else:
+            beyond = diff.lower > TOLERANCE
         return not self.failures and bool(self.new) and not beyond
 
     def line(self) -> str:
@@ -87,7 +92,7 @@ class Rejudged:
         interval = (
             f"{diff.value:.2f} [{diff.lower:.2f}, {diff.upper:.2f}]"
             if diff is not None and diff.lower is not None and diff.upper is not None
-            else f"{np.mean(np.abs(np.subtract(self.new, self.stored))):.2f}"
+            else f"{float(self.gaps.mean()):.2f}"
         )
         rho = "–" if self.rho is None else f"{self.rho:.2f}"
         verdict = (
