@@ -67,8 +67,9 @@ def judge_record(judge: Any) -> Any:
     one judge's record, or an old bundle's identity string (mapped)."""
     from conceptcomb.scorers.judge_identity import from_dict
 
-    if isinstance(judge, dict) and isinstance(judge.get("identities"), list):
-        found = [judge_record(one) for one in judge["identities"]]
+    several = judge.get("records") or judge.get("identities") if isinstance(judge, dict) else None
+    if isinstance(several, list):  # a task of several judges (or an old bundle's identities)
+        found = [judge_record(one) for one in several]
         return found[0] if len(found) == 1 else None
     from conceptcomb.scorers.judge_identity import API_CHAT, INSPECT_GRADER, LOCAL
 
@@ -89,9 +90,8 @@ def judge_label(judge: Any) -> str:
     record = judge_record(judge)
     if record is not None:
         return describe(record)
-    if isinstance(judge, dict) and isinstance(judge.get("identities"), list):
-        return "several judges"
-    return "no judge recorded"
+    several = judge.get("records") or judge.get("identities") if isinstance(judge, dict) else None
+    return "several judges" if isinstance(several, list) else "no judge recorded"
 
 
 def task_questions(
