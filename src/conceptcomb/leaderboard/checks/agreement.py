@@ -63,35 +63,22 @@ class Scoring:
 
 
 def judge_record(judge: Any) -> Any:
-    """The judge a task record names, as a `JudgeRecord` (None: none recorded); a bundle of
-    one judge's record, or an old bundle's identity string (mapped)."""
-    from conceptcomb.scorers.judge_identity import from_dict
+    """The one judge a task's ``judge`` entry names, as a `JudgeRecord` (None: none, or
+    several): `judge_identity.records_of` reads every shape a bundle has had."""
+    from conceptcomb.scorers.judge_identity import records_of
 
-    several = judge.get("records") or judge.get("identities") if isinstance(judge, dict) else None
-    if isinstance(several, list):  # a task of several judges (or an old bundle's identities)
-        found = [judge_record(one) for one in several]
-        return found[0] if len(found) == 1 else None
-    from conceptcomb.scorers.judge_identity import API_CHAT, INSPECT_GRADER, LOCAL
-
-    recorded = isinstance(judge, dict) and (
-        "record" in judge or judge.get("kind") in (API_CHAT, INSPECT_GRADER, LOCAL)
-    )
-    if isinstance(judge, dict) and not recorded and isinstance(judge.get("identity"), str):
-        # A bundle of an identity string and its fields parsed: the string says it all.
-        sha = judge.get("prompt_sha256")
-        return from_dict({"identity": judge["identity"], "prompt_sha256": sha})
-    return from_dict(judge)
+    records = records_of(judge)
+    return records[0] if len(records) == 1 else None
 
 
 def judge_label(judge: Any) -> str:
     """The judge a task record names, in one line (`judge_identity.describe`)."""
-    from conceptcomb.scorers.judge_identity import describe
+    from conceptcomb.scorers.judge_identity import describe, records_of
 
-    record = judge_record(judge)
-    if record is not None:
-        return describe(record)
-    several = judge.get("records") or judge.get("identities") if isinstance(judge, dict) else None
-    return "several judges" if isinstance(several, list) else "no judge recorded"
+    records = records_of(judge)
+    if not records:
+        return "no judge recorded"
+    return " + ".join(describe(record) for record in records)
 
 
 def task_questions(
