@@ -95,12 +95,19 @@ def test_a_bundle_or_its_export_is_rescored_with_another_judge(
     assert task["metrics"]["E"] != submitted["E"]  # another judge, another E
 
 
-def test_a_bundle_without_the_task_is_named(submission: tuple[Path, Path]) -> None:
+def test_a_bundle_without_the_task_or_edited_is_named(
+    submission: tuple[Path, Path], tmp_path: Path
+) -> None:
     bundle, _ = submission
     code, printed = run_cli("score", "ccpt_pi_canceled", "--predictions", str(bundle),
                             "--judge", "off")  # fmt: skip
     assert code == 2 and printed.strip().count("\n") == 0
     assert f"{bundle}: holds no run of ccpt_pi_canceled." in printed
+    edited = tmp_path / "edited.bundle.json"
+    edited.write_text(bundle.read_text().replace('"gold"', '"better"', 1))
+    code, printed = run_cli("score", TASK, "--predictions", str(edited), "--judge", "off")
+    assert code == 2 and printed.strip().count("\n") == 0
+    assert "edited after `conceptcomb submit-bundle` wrote it" in printed
 
 
 def test_an_inspect_log_is_rescored_with_another_judge(tmp_path: Path) -> None:

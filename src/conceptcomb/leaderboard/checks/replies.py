@@ -12,6 +12,7 @@ from typing import Any
 
 from conceptcomb.benchmarks import evidence_adapter
 from conceptcomb.common.errors import ConfigError, DataFormatError
+from conceptcomb.leaderboard.bundles.bundle import content_sha256
 from conceptcomb.leaderboard.bundles.safe_json import Refused, decode_evidence, read_bundle_json
 
 BUNDLE_SUFFIX = ".bundle.json"
@@ -49,6 +50,11 @@ def stored_bundles(path: Path) -> list[tuple[str, dict[str, Any]]]:
             raise DataFormatError(f"{bundle_path}: not a readable bundle ({err}).") from None
         if not isinstance(bundle, dict) or not isinstance(bundle.get("tasks"), list):
             raise DataFormatError(f"{bundle_path}: not a conceptcomb bundle (no tasks).")
+        if bundle.get("content_sha256") != content_sha256(bundle):
+            raise DataFormatError(
+                f"{bundle_path}: edited after `conceptcomb submit-bundle` wrote it (its "
+                "content_sha256 does not match): `conceptcomb validate-bundle` says more."
+            )
         found.append((str(bundle_path), bundle))
     exports, loose = read_exports(inputs.aggregates)
     for export in exports:
