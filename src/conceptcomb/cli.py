@@ -148,7 +148,7 @@ def rescore(args: argparse.Namespace) -> ScoreReport:
         )
     options = {"npc_modifier": args.npc_modifier}
     settings = judge_settings(args)
-    predictions = Path(args.predictions)
+    predictions = _replies_of_results(Path(args.predictions), args)
     if not _stored_run(predictions):
         return benchmark.rescore(args.task, predictions, settings, args.samples_output, options)
     from conceptcomb.leaderboard.checks.replies import stored_replies
@@ -164,6 +164,33 @@ def rescore(args: argparse.Namespace) -> ScoreReport:
         report = benchmark.rescore(args.task, replies, settings, args.samples_output, options)
     report.predictions, report.source_format = str(predictions), "bundle"
     return report
+
+
+def _replies_of_results(path: Path, args: argparse.Namespace) -> Path:
+    """The replies behind a results file given as ``--predictions`` (what `compare` names as
+    a run): an lm-eval ``results_*.json``'s samples file of the task, a ``conceptcomb score
+    --output`` file's ``--samples-output`` (and the model it names); any other path as it is."""
+    from conceptcomb.common.evidence import lm_eval_samples_path
+
+    if path.suffix != ".json" or not path.is_file() or path.name.endswith(".bundle.json"):
+        return path
+    if path.name.startswith("results_"):
+        return lm_eval_samples_path(path, args.task) or path
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return path
+    if not isinstance(data, dict) or "predictions_format" not in data:
+        return path
+    samples = Path(str(data.get("samples_output") or ""))
+    samples = samples if samples.is_file() else path.parent / samples.name
+    if not data.get("samples_output") or not samples.is_file():
+        raise ConceptcombError(
+            f"{path}: `conceptcomb score` ran without --samples-output (or the file moved): "
+            "its replies are not kept; give them with --predictions."
+        )
+    args.model_name = args.model_name or data.get("model_name")
+    return samples
 
 
 def _stored_run(path: Path) -> bool:
@@ -266,8 +293,10 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="lm-eval samples_<task>_*.jsonl, an Inspect log, a JSONL of "
         '{"doc": {...}, "response": "..."} lines (CCPT; "responses": [...] for *_oracle); '
-        "for McRae also the ESSLLI 2008 'concept property score' format; or a *.bundle.json "
-        "or an `export --to eee` folder: the replies it stores, re-scored with this judge",
+        "for McRae also the ESSLLI 2008 'concept property score' format; or a *.bundle.json, "
+        "an `export --to eee` folder, an lm-eval results_*.json or a `conceptcomb score "
+        "--output` file: the replies it stores (or its samples beside it), re-scored with "
+        "this judge",
     )
     score.add_argument("--output", help="write the metrics (and judge usage) as JSON")
     score.add_argument(

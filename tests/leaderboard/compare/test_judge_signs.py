@@ -9,6 +9,7 @@ recorded), judge two is the loopback server's hash judge under another model nam
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -67,3 +68,27 @@ def test_the_sign_of_a_difference_under_every_judge(tmp_path: Path) -> None:
         assert entry["sign_holds"] == (all(v > 0 for v in values) or all(v < 0 for v in values))
         verdict = "holds under" if entry["sign_holds"] else "does NOT hold under"
         assert f"{entry['task']} {entry['metric']}: the sign of own - shifted {verdict}" in printed
+
+
+def test_the_rescore_command_compare_prints_runs(tmp_path: Path) -> None:
+    """compare's line for two runs of different judges names the command that re-scores one
+    with the other's judge: run as printed (the judge's address for URL, the outputs in a
+    folder of the test), it re-scores, and the result pairs with the other run."""
+    own, items = gold_predictions(tmp_path, 12)
+    ratings = recorded_ratings(items)
+    with LoopbackServer(ratings=ratings) as gpt4o, LoopbackServer() as other:
+        a = _score(tmp_path, own, "own", gpt4o, "gpt-4o")
+        b = _score(tmp_path, own, "own", other, "other-judge")
+    _, printed = run_cli("compare", str(a), str(b))
+    (line,) = [line for line in printed.splitlines() if "re-score B with A's judge: " in line]
+    command = shlex.split(line.split("re-score B with A's judge: ", 1)[1].split(";")[0])
+    assert command[:2] == ["conceptcomb", "score"] and "URL" in command
+    out = {"rescored.json": str(tmp_path / "r.json")}
+    out["rescored.samples.jsonl"] = str(tmp_path / "r.samples.jsonl")
+    with LoopbackServer(ratings=ratings) as gpt4o_again:
+        args = [gpt4o_again.base_url if word == "URL" else out.get(word, word) for word in command]
+        code, printed = run_cli(*args[1:])
+    assert code == 0, printed
+    code, printed = run_cli("compare", str(a), str(tmp_path / "r.json"), "--json")
+    rows = [row for row in json.loads(printed)["comparisons"] if row["metric"] == "E"]
+    assert len(rows) == 1 and rows[0]["difference"] == 0  # the same replies, the same judge
