@@ -4,6 +4,7 @@ conceptcomb demo                  # CCPT on the packaged SmolLM2 with the local 
 conceptcomb score TASK --predictions PATH [judge options] [--output results.json]
 conceptcomb plan TASKS [--predictions PATH] [judge options]  # judge questions, tokens, cost
 conceptcomb judge calibrate [judge options] [--n 300] [--seed 0]
+conceptcomb judge agree RUN RUN   # two judges' scorings of the same replies: how far apart
 conceptcomb seeds RESULTS...      # mean ± SEM over seeded runs (Table 3)
 conceptcomb data fetch ccpt       # download and check the pinned CCPT files
 conceptcomb data verify ccpt --data-dir DIR
@@ -15,6 +16,7 @@ conceptcomb cggc build --out DIR  # build CGGC (also: cggc stats, cggc report)
 conceptcomb report RESULTS... --out DIR          # leaderboard tables, plots, HTML pages
 conceptcomb submit-bundle RESULTS... --out DIR   # one leaderboard bundle per model run
 conceptcomb validate-bundle FILE... [--rescore]  # checksums, secrets, per-item evidence
+conceptcomb validate-bundle FILE --rejudge N     # its judge asked N of its questions again
 conceptcomb compare RUN RUN [RUN...]             # A - B on the same items, 95% CI, p, MDD
 """
 
@@ -24,6 +26,7 @@ import argparse
 import json
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 
 import conceptcomb
@@ -145,9 +148,61 @@ def rescore(args: argparse.Namespace) -> ScoreReport:
         )
     options = {"npc_modifier": args.npc_modifier}
     settings = judge_settings(args)
-    return benchmark.rescore(
-        args.task, Path(args.predictions), settings, args.samples_output, options
-    )
+    predictions = _replies_of_results(Path(args.predictions), args)
+    if not _stored_run(predictions):
+        return benchmark.rescore(args.task, predictions, settings, args.samples_output, options)
+    from conceptcomb.leaderboard.checks.replies import stored_replies
+
+    # A bundle or an EEE export: its stored replies, with the options the run scored with
+    # (unless given) and the model it names, re-scored by this judge.
+    stored = stored_replies(predictions, args.task)
+    args.model_name = args.model_name or stored.model
+    if options["npc_modifier"] is None and args.task.startswith("ccpt_npc_"):
+        options["npc_modifier"] = stored.options.get("npc_modifier")
+    with tempfile.TemporaryDirectory(prefix="conceptcomb-score-") as folder:
+        replies = stored.write(Path(folder) / f"{args.task}.jsonl")
+        report = benchmark.rescore(args.task, replies, settings, args.samples_output, options)
+    report.predictions, report.source_format = str(predictions), "bundle"
+    return report
+
+
+def _replies_of_results(path: Path, args: argparse.Namespace) -> Path:
+    """The replies behind a results file given as ``--predictions`` (what `compare` names as
+    a run): an lm-eval ``results_*.json``'s samples file of the task, a ``conceptcomb score
+    --output`` file's ``--samples-output`` (and the model it names); any other path as it is."""
+    from conceptcomb.common.evidence import lm_eval_samples_path
+
+    if path.suffix != ".json" or not path.is_file() or path.name.endswith(".bundle.json"):
+        return path
+    if path.name.startswith("results_"):
+        return lm_eval_samples_path(path, args.task) or path
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return path
+    if not isinstance(data, dict) or "predictions_format" not in data:
+        return path
+    samples = Path(str(data.get("samples_output") or ""))
+    samples = samples if samples.is_file() else path.parent / samples.name
+    if not data.get("samples_output") or not samples.is_file():
+        raise ConceptcombError(
+            f"{path}: `conceptcomb score` ran without --samples-output (or the file moved): "
+            "its replies are not kept; give them with --predictions."
+        )
+    args.model_name = args.model_name or data.get("model_name")
+    return samples
+
+
+def _stored_run(path: Path) -> bool:
+    """A bundle or an EEE export (the leaderboard's readers are imported only for a path
+    that may be one: a JSONL of replies starts scoring without them)."""
+    if not path.exists() or not (
+        path.is_dir() or path.suffix == ".json" or path.name.endswith("_samples.jsonl")
+    ):
+        return False
+    from conceptcomb.leaderboard.checks.replies import is_stored_run
+
+    return is_stored_run(path)
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -236,9 +291,12 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument(
         "--predictions",
         required=True,
-        help="lm-eval samples_<task>_*.jsonl, an Inspect log, or a JSONL of "
+        help="lm-eval samples_<task>_*.jsonl, an Inspect log, a JSONL of "
         '{"doc": {...}, "response": "..."} lines (CCPT; "responses": [...] for *_oracle); '
-        "for McRae also the ESSLLI 2008 'concept property score' format",
+        "for McRae also the ESSLLI 2008 'concept property score' format; or a *.bundle.json, "
+        "an `export --to eee` folder, an lm-eval results_*.json or a `conceptcomb score "
+        "--output` file: the replies it stores (or its samples beside it), re-scored with "
+        "this judge",
     )
     score.add_argument("--output", help="write the metrics (and judge usage) as JSON")
     score.add_argument(

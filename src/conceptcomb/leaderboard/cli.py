@@ -48,6 +48,10 @@ def run_validate(args: argparse.Namespace) -> int:
 
     code = 0
     settings = _rescore_settings(args) if args.rescore else None
+    if args.rejudge is not None and args.rejudge < 1:
+        from conceptcomb.common.errors import ConfigError
+
+        raise ConfigError("--rejudge N: the number of judge questions to ask again, 1 or more.")
     inputs = find_inputs(args.bundles)
     for path, problem in inputs.problems:
         code = 1
@@ -58,6 +62,8 @@ def run_validate(args: argparse.Namespace) -> int:
         if settings is not None and check.valid:
             tasks = read_bundle_file(path)["tasks"]
             code |= not _rescore(tasks, check, settings, args)
+        if args.rejudge is not None and check.valid:
+            code |= not _rejudge(read_bundle_file(path)["tasks"], check, args)
     exports, loose = read_exports(inputs.aggregates)  # EEE files of `conceptcomb export`
     for problem in loose:
         code = 1
@@ -67,6 +73,8 @@ def run_validate(args: argparse.Namespace) -> int:
         code |= _print_check(export.label, check)
         if settings is not None and check.valid and export.bundle is not None:
             code |= not _rescore(export.bundle["tasks"], check, settings, args)
+        if args.rejudge is not None and check.valid and export.bundle is not None:
+            code |= not _rejudge(export.bundle["tasks"], check, args)
     return code
 
 
@@ -194,6 +202,44 @@ def _rescore_settings(args: argparse.Namespace) -> Any:
     return settings
 
 
+def _given_judge(args: argparse.Namespace) -> tuple[Any, bool]:
+    """The ``--judge-*`` options as settings, and whether they name a judge (else the one
+    the bundle names is asked, with the other options: cache, device, retries)."""
+    from conceptcomb.scorers.cli_options import judge_settings
+
+    named = (args.judge, args.judge_model, args.judge_base_url)
+    return judge_settings(args), any(value is not None for value in named)
+
+
+def _rejudge(tasks: list[Any], check: Any, args: argparse.Namespace) -> bool:
+    """Ask a seeded sample of each judged task's questions again; False when one disagrees."""
+    from conceptcomb.leaderboard.checks.rejudge import judged_records, rejudge_task
+    from conceptcomb.leaderboard.checks.verify import UNVERIFIED
+
+    states = {task.task: task for task in check.tasks}
+    judged = judged_records(tasks)
+    if not judged:
+        print("  --rejudge: this bundle has no judged task (nothing a judge rated to ask again)")
+        return True
+    ok = True
+    for record in judged:
+        state = states.get(str(record["task"]))
+        if state is None or state.status == UNVERIFIED or not state.items:
+            print(f"  {record['task']}: no per-item evidence: no judge question to ask again")
+            continue
+        options, named = _given_judge(args)
+        result = rejudge_task(record, state.items, args.rejudge, options, named,
+                              args.data_dir, args.rejudge_seed)  # fmt: skip
+        if result is None:
+            print(f"  {record['task']}: its evidence names no judge question to ask again")
+            continue
+        ok = ok and result.ok
+        print(f"  {result.line()}")
+        if result.usage:
+            print(f"    {result.usage}")
+    return ok
+
+
 def _rescore(tasks: list[Any], check: Any, settings: Any, args: argparse.Namespace) -> bool:
     """Ask the judge again for every task with evidence; False when one differs."""
     from conceptcomb.leaderboard.checks.verify import UNVERIFIED, rescore_lines, rescore_task
@@ -275,12 +321,81 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         help="largest accepted |recomputed - claimed| per metric, on the metric's scale (0: "
         "exact, up to floating-point rounding; a judge that is not deterministic needs more)",
     )
+    validate.add_argument(
+        "--rejudge",
+        type=int,
+        metavar="N",
+        help="ask a seeded random sample of N of each judged task's distinct judge questions "
+        "again (the judge the --judge-* options name; without them, the judge the bundle "
+        "names, where it can be reached: the local judge offline) and compare with the "
+        "stored ratings: share equal, within one point, mean |difference| with its 95%% "
+        "interval, Spearman; exit 1 beyond the tolerance (docs/judge.md)",
+    )
+    validate.add_argument(
+        "--rejudge-seed", type=int, default=0, help="seed of --rejudge's sample (0)"
+    )
     from conceptcomb.scorers.cli_options import add_judge_options
 
     add_judge_options(validate)
     validate.set_defaults(run=run_validate)
     _add_export(commands)
     compare_cli.add_command(commands)
+    _add_judge_agree(commands)
+
+
+def run_agree(args: argparse.Namespace) -> int:
+    import json
+
+    from conceptcomb.leaderboard.checks.agreement import agree, lines
+    from conceptcomb.scorers.cli_options import prepare_output
+
+    if args.resamples is not None and args.resamples < 10:
+        from conceptcomb.common.errors import ConfigError
+
+        raise ConfigError("--resamples: at least 10 bootstrap resamples (1000 by default).")
+    output = prepare_output(args.json, "--json")
+    results = agree(args.runs[0], args.runs[1], args.data_dir, args.resamples)
+    for result in results:
+        print("\n".join(lines(result)))
+    if output:
+        data = {"a": str(args.runs[0]), "b": str(args.runs[1])}
+        data["tasks"] = [result.to_json() for result in results]
+        output.write_text(json.dumps(data, indent=2) + "\n")
+        print(f"figures written to {output}")
+    return 0
+
+
+def _add_judge_agree(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """``conceptcomb judge agree``, beside the benchmarks' ``judge`` commands (calibrate)."""
+    judge = commands.choices.get("judge") or commands.add_parser("judge", help="judge tools")
+    actions = [a for a in judge._actions if isinstance(a, argparse._SubParsersAction)]
+    subcommands = actions[0] if actions else judge.add_subparsers(dest="judge_command")
+    agree = subcommands.add_parser(
+        "agree",
+        help="two scorings of the same replies by two judges: how far their ratings and "
+        "metrics agree",
+        description="Per judged task: the judge questions both scorings rated, paired by "
+        "prompt: Spearman's rho, Kendall's tau-b (scipy) and Krippendorff's alpha, ordinal "
+        "(the krippendorff package), each with a 95% percentile bootstrap interval (1000 "
+        "resamples of the questions, seeded), the shares rated the same and within one "
+        "point, and the mean difference A - B with its t interval; per metric, A - B on the "
+        "items both hold, paired, with its 95% interval (clustered by the items' unit), as "
+        "`conceptcomb compare` computes it.",
+    )
+    agree.add_argument(
+        "runs",
+        nargs=2,
+        type=Path,
+        metavar="RUN",
+        help="a *.bundle.json, an `export --to eee` folder, or `conceptcomb score --output` "
+        "results (written with --samples-output): the same replies, scored by two judges",
+    )
+    agree.add_argument("--json", help="write every figure as JSON to this file")
+    agree.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (1000)")
+    agree.add_argument(
+        "--data-dir", help="folder with the benchmarks' pinned files (default: as the tasks)"
+    )
+    agree.set_defaults(run=run_agree)
 
 
 def _add_export(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

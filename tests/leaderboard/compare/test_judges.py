@@ -77,7 +77,10 @@ def test_different_judges_are_not_paired(runs: dict[str, Path]) -> None:
     assert "gpt-4o (API chat" in line and f"{GENEROUS} (API chat" in line
     assert "E, R_HMP, R_NP not paired" in line
     # The command that re-scores B with A's judge, whose endpoint (loopback) is not recorded.
-    assert f"conceptcomb score {runs['B']} --judge-model gpt-4o --judge-base-url URL" in line
+    assert (
+        f"conceptcomb score ccpt_pi_emergent --predictions {runs['B']} --judge-model gpt-4o "
+        "--judge-base-url URL --output rescored.json --samples-output rescored.samples.jsonl"
+    ) in line
     assert "127.0.0.1" not in printed
 
 

@@ -25,6 +25,7 @@ from conceptcomb.leaderboard.compare.comparison import (
     sides,
 )
 from conceptcomb.leaderboard.compare.items import read_argument
+from conceptcomb.leaderboard.compare.judge_signs import judge_signs, sign_lines
 from conceptcomb.leaderboard.statistics import stats
 
 RUN_HELP = (
@@ -170,6 +171,7 @@ def to_json(result: Comparison) -> dict[str, Any]:
                 }
                 for u in result.unpaired
             ],
+            "judge_signs": [signs.to_json() for signs in judge_signs(result)],
             "notes": result.notes,
             "level": stats.LEVEL,
             "power": stats.POWER,
@@ -278,6 +280,7 @@ def table(result: Comparison) -> str:
         "80% power at 5% (two-sided). Methods: docs/comparing.md."
     )
     lines += _unpaired_lines(result)
+    lines += sign_lines(result)  # models scored by several judges: does A - B keep its sign?
     lines += [f"note: {note}" for note in result.notes]
     return "\n".join(lines)
 

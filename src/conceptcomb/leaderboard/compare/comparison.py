@@ -509,7 +509,8 @@ def judge_text(records: list[JudgeRecord]) -> str:
 
 
 def rescore_hint(first: Side, second: Side, a: TaskItems, b: TaskItems) -> str:
-    """``re-score B with A's judge: conceptcomb score B_RUN --judge-model ...`` (or A with
+    """``re-score B with A's judge: conceptcomb score TASK --predictions B_RUN --judge-model
+    ... --output ... --samples-output ...`` (`submit-bundle` makes them a bundle; or A with
     B's, where only that one can be written; or why neither can)."""
     why = "neither judge can be named as score options (no judge recorded)"
     for side, items, other, judge in ((second, b, first, a.judge), (first, a, second, b.judge)):
@@ -522,6 +523,8 @@ def rescore_hint(first: Side, second: Side, a: TaskItems, b: TaskItems) -> str:
             continue
         run = shlex.quote(items.source.split(", ")[0])
         return (
-            f"re-score {side.letter} with {other.letter}'s judge: conceptcomb score {run} {options}"
+            f"re-score {side.letter} with {other.letter}'s judge: conceptcomb score {a.task} "
+            f"--predictions {run} {options} --output rescored.json --samples-output "
+            "rescored.samples.jsonl"
         )
     return why
