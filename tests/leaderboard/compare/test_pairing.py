@@ -171,3 +171,13 @@ def test_few_paired_items_are_compared_with_a_note() -> None:
     assert not any(
         "items paired" in n for n in compared(*(run(m, RNG.normal(50, 10, 40)) for m in "ab")).notes
     )
+
+
+def test_unpaired_items_are_listed_by_their_readable_key() -> None:
+    """A stable id is the pinned file's sha256 and the item's key: the key is printed."""
+    sha = "ab" * 32
+    ids = [f"{sha}:test.jsonl:{n}" for n in range(40)]
+    a = run("a", RNG.normal(50, 10, 40), ids=ids)
+    b = run("b", RNG.normal(50, 10, 35), ids=ids[:35])
+    printed = table(compared(a, b))
+    assert "5 only in A (test.jsonl:35, test.jsonl:36," in printed and sha not in printed

@@ -13,11 +13,18 @@ import csv
 import io
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from conceptcomb.leaderboard.compare.comparison import MOST_LISTED, Comparison, compare, sides
+from conceptcomb.leaderboard.compare.comparison import (
+    MOST_LISTED,
+    Comparison,
+    Side,
+    compare,
+    sides,
+)
 from conceptcomb.leaderboard.compare.items import read_argument
 from conceptcomb.leaderboard.statistics import stats
 
@@ -65,6 +72,15 @@ def add_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[t
         "their rows are labelled. Runs of different task versions or data are never paired",
     )
     parser.add_argument(
+        "--target-difference",
+        type=float,
+        metavar="D",
+        help="plan the items: how many items (and units, where items share them) a paired "
+        "test needs to find a true difference D (in the metric's units, e.g. 5 for five "
+        "points of a percentage) with 80%% power at 5%%, from these runs' spread and "
+        "correlation; says when the task has fewer items than that",
+    )
+    parser.add_argument(
         "--cluster",
         metavar="FIELD",
         help="for tasks that are not this package's: the doc field (lm-eval) or sample "
@@ -82,15 +98,22 @@ def run(args: argparse.Namespace) -> int:
     if args.n_resamples < 100:
         print("conceptcomb: error: --n-resamples: at least 100", file=sys.stderr)
         return 2
+    target = getattr(args, "target_difference", None)
+    if target is not None and not (math.isfinite(target) and target > 0):
+        print(
+            "conceptcomb: error: --target-difference: a positive difference in the metric's "
+            "units (5 for five points of a percentage)",
+            file=sys.stderr,
+        )
+        return 2
     found = [read_argument(path, args.data_dir, args.cluster) for path in args.runs]
     all_sides = sides(args.runs, found)
     notes = [note for what in found for note in what.notes]
     if len(all_sides) < 2:
-        where = ", ".join(str(p) for p in args.runs)
         _print_notes(notes, sys.stderr)
         print(
             f"conceptcomb: error: compare needs two runs with per-item scores; found "
-            f"{len(all_sides)} in {where}",
+            f"{len(all_sides)}: {held_by_argument(args.runs, all_sides)}",
             file=sys.stderr,
         )
         return 1
@@ -105,13 +128,84 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
+    plans = planned(result, target) if target is not None else None
     if args.json:
-        print(json.dumps(to_json(result), indent=2, allow_nan=False))
+        found = to_json(result)
+        if plans is not None:
+            for entry, plan in zip(found["comparisons"], plans, strict=True):
+                entry["items_needed"] = _clean(plan.to_json())
+            found["target_difference"] = target
+        print(json.dumps(found, indent=2, allow_nan=False))
     elif args.csv:
         print(to_csv(result), end="")
     else:
         print(table(result))
+        if plans is not None:
+            print("\n".join(planning_lines(result, plans)))
     return 0
+
+
+# --- planning the items ----------------------------------------------------------------------
+def planned(result: Comparison, target: float) -> list[stats.ItemsNeeded]:
+    """Each row's items needed to detect ``target`` (`stats.items_needed`)."""
+    return [stats.items_needed(row.result, target) for row in result.rows]
+
+
+def task_size(result: Comparison, task: str) -> int | None:
+    """The items of a task of this package (its card's ``dataset_samples``), else None."""
+    from conceptcomb.benchmarks import get
+
+    for side in result.sides:
+        for items in side.tasks.get(task, []):
+            if items.benchmark:
+                card = get(items.benchmark).card
+                return card.tasks[task].dataset_samples if task in card.tasks else None
+    return None
+
+
+def planning_lines(result: Comparison, plans: list[stats.ItemsNeeded]) -> list[str]:
+    """One line per row: the items (and units) needed, and whether the task has them."""
+    if not plans:
+        return []
+    target = number_text(plans[0].target)
+    lines = [
+        "",
+        f"Items needed to find a true difference of {target} with 80% power at 5% "
+        "(two-sided), from these runs' spread and correlation:",
+    ]
+    for row, plan in zip(result.rows, plans, strict=True):
+        where = f"  {row.task} {row.metric}" + (
+            f" ({row.a} - {row.b})" if len(result.sides) > 2 else ""
+        )
+        if plan.items is None:
+            lines.append(f"{where}: no spread in the paired differences to plan from")
+            continue
+        text = f"{where}: {plan.items:,} items"
+        if plan.units is not None:
+            text += f" ({plan.units:,} {plan.unit or 'units'}; design effect "
+            text += f"{plan.design_effect:.2f})"
+        text += f" [{plan.method}; paired now: {row.result.n:,}]"
+        size = task_size(result, row.task)
+        if size is not None and plan.items > size:
+            text += f"; the task has {size:,} items: fewer than needed"
+        elif size is not None:
+            text += f"; the task has {size:,}"
+        lines.append(text)
+    return lines
+
+
+def held_by_argument(arguments: list[Path], all_sides: list[Side]) -> str:
+    """What each RUN argument holds, named: "out/a: 1 run (smollm2 (lm-eval)); out/b: none
+    (no per-item scores of any task in it)"."""
+    parts = []
+    for argument in arguments:
+        mine = [side.label for side in all_sides if side.argument == str(argument)]
+        if mine:
+            runs = "1 run" if len(mine) == 1 else f"{len(mine)} runs"
+            parts.append(f"{argument}: {runs} ({', '.join(mine)})")
+        else:
+            parts.append(f"{argument}: none (no per-item scores of any task in it)")
+    return "; ".join(parts)
 
 
 def _clean(value: Any) -> Any:
@@ -252,8 +346,19 @@ def table(result: Comparison) -> str:
     return "\n".join(lines)
 
 
+# A stable id: the pinned file's sha256, then the item's key ("test.jsonl:1234").
+_STABLE_ID = re.compile(r"^[0-9a-f]{64}:(.+)$")
+
+
+def readable(item: str) -> str:
+    """An item's key as a reader finds it in the data (the file and its id), without the
+    file's sha256 its stable id starts with; other ids as they are."""
+    match = _STABLE_ID.match(item)
+    return match.group(1) if match else item
+
+
 def _listed(ids: list[str]) -> str:
-    shown = ", ".join(ids[:MOST_LISTED])
+    shown = ", ".join(readable(i) for i in ids[:MOST_LISTED])
     return shown + (
         f", … ({len(ids) - MOST_LISTED} more: --json lists all)" if len(ids) > MOST_LISTED else ""
     )

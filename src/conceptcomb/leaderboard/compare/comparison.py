@@ -395,6 +395,8 @@ def compare(
     tasks = list(dict.fromkeys(task for side in all_sides for task in side.tasks))
     for task in tasks:
         holding = [side for side in all_sides if task in side.tasks]
+        if len(holding) == 1 and len(all_sides) > 1:
+            result.notes.append(f"{task}: only {holding[0].letter} holds it, not compared")
         for side in holding:
             if len(side.tasks[task]) > 1:
                 result.notes.append(
