@@ -44,6 +44,10 @@ _CCPT_SETTINGS = (
 )
 
 
+# Table 3 compares each method with Base on the same items (per subset).
+_CCPT_REFERENCE = {"test": "Base", "full": "Base, all items (_full)"}
+
+
 def _collect_oracle(run: Run, task_metrics: dict[str, tuple[str, list[str]]]) -> dict:
     """The oracle tasks' best-of-N metrics (``E_oracle`` ...) under the base columns' keys."""
     from conceptcomb.ccpt.methods.oracle import SUFFIX
@@ -83,7 +87,10 @@ def ccpt_generative(runs: Iterable[Run]) -> Table:
                 # shown in the oracle row's columns, never in the Base row.
                 cells = _collect_oracle(run, wanted)
             if tasks:
-                table.rows.append(our_row(run, setting, tasks, cells, judge_text(tasks)))
+                reference = _CCPT_REFERENCE[subset]
+                versus = None if setting == reference else (setting, reference)
+                row = our_row(run, setting, tasks, cells, judge_text(tasks), versus)
+                table.rows.append(row)
     table.rows += published_rows(published(), CCPT_GENERATIVE)
     table.notes += [
         "Scores are x100 like the paper's. ± is the standard error over items for our rows and "

@@ -445,3 +445,18 @@ def _pair(
     unpaired.a, unpaired.b = letters
     result.unpaired.append(unpaired)
     return Pairing(a, b, letters, rows_a, rows_b, label)
+
+
+# --- two runs of any tasks on the same items (the report's variants) -------------------------
+Distributions = _Distributions
+
+
+def compare_pairing(
+    a: TaskItems, b: TaskItems, distributions: _Distributions, metrics: set[str]
+) -> tuple[list[tuple[str, stats.Difference]], list[str]]:
+    """A - B for each of ``metrics`` both hold, on the items both hold (same ids and data),
+    as `compare` compares two runs of a task: (metric, difference) pairs, and the notes."""
+    rows_a, rows_b, _ = _pairing(a, b)
+    pairing = Pairing(a, b, ("A", "B"), rows_a, rows_b)
+    rows, notes = _compare_task([pairing], distributions, lambda _, metric: metric in metrics)
+    return [(row.metric, row.result) for row in rows], notes
