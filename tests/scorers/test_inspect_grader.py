@@ -158,7 +158,7 @@ def test_the_identity_names_the_judge_not_the_client(monkeypatch) -> None:
     other = grader_identity([get_model("mockllm/model")], paper)
     assert other == "inspect|mockllm/model||temperature=0|max_tokens=1024"
     assert parse_identity(other)["model"] == "mockllm/model"
-    assert parse_identity(expected)["endpoint"] == "https://api.openai.com/v1"
+    assert parse_identity(expected)["endpoint"] == "https://api.openai.com/v1"  # public
 
 
 @pytest.mark.slow

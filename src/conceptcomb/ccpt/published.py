@@ -7,6 +7,9 @@ from importlib.resources import files
 from conceptcomb.common.tables import PublishedRow, parse_block
 
 PAPER = "Song et al. (NAACL 2025)"
+# Table 3's judge as the paper names it (section 4, "GPT-4o OpenAI (2024b)"): no snapshot is
+# stated for the judge (GPT-4o-20240513 is one of the models it evaluates).
+PAPER_JUDGE = "GPT-4o"
 
 NOTES = {
     "oracle": "Multi-Oracle: best of 5 samples per item, an upper bound the paper does not rank",
@@ -42,11 +45,11 @@ CCPT_TYPE_PREDICTION_COLUMNS = (
 
 def published() -> list[PublishedRow]:
     tables = (
-        (CCPT_GENERATIVE, "Table 3", CCPT_GENERATIVE_COLUMNS, "table3.txt"),
-        (CCPT_TYPE_PREDICTION, "Table 5", CCPT_TYPE_PREDICTION_COLUMNS, "table5.txt"),
+        (CCPT_GENERATIVE, "Table 3", CCPT_GENERATIVE_COLUMNS, "table3.txt", PAPER_JUDGE),
+        (CCPT_TYPE_PREDICTION, "Table 5", CCPT_TYPE_PREDICTION_COLUMNS, "table5.txt", ""),
     )
     return [
         row
-        for key, label, columns, name in tables
-        for row in parse_block(key, f"{PAPER}, {label}", columns, TABLES / name, NOTES)
+        for key, label, columns, name, judge in tables
+        for row in parse_block(key, f"{PAPER}, {label}", columns, TABLES / name, NOTES, judge=judge)
     ]

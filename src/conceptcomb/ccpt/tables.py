@@ -18,10 +18,10 @@ from conceptcomb.common.tables import (
     Table,
     arrow,
     collect,
-    judge_text,
     our_row,
     published_rows,
 )
+from conceptcomb.scorers.judge_identity import row_judge
 
 _CCPT_GROUPS = {
     "pi_emergent": "(1) property induction: emergent",
@@ -74,6 +74,7 @@ def ccpt_generative(runs: Iterable[Run]) -> Table:
         "ccpt",
         "CCPT generative tasks (Song et al. 2025, Table 3)",
         columns,
+        judged=True,
     )
     for run in runs:
         for method, subset, setting in _CCPT_SETTINGS:
@@ -87,16 +88,20 @@ def ccpt_generative(runs: Iterable[Run]) -> Table:
                 # shown in the oracle row's columns, never in the Base row.
                 cells = _collect_oracle(run, wanted)
             if tasks:
+                judge = row_judge((task.judge, task.options) for task in tasks)
                 reference = _CCPT_REFERENCE[subset]
                 versus = None if setting == reference else (setting, reference)
-                row = our_row(run, setting, tasks, cells, judge_text(tasks), versus)
+                row = our_row(run, setting, tasks, cells, judge=judge, versus=versus)
                 table.rows.append(row)
     table.rows += published_rows(published(), CCPT_GENERATIVE)
     table.notes += [
         "Scores are x100 like the paper's. ± is the standard error over items for our rows and "
         "over three sampling seeds for Table 3's rows.",
-        "Table 3 was judged by GPT-4o; our rows by the judge each row names. The relevance "
-        "ratings (and so every number) depend on the judge.",
+        "judge: the judge whose relevance ratings decide the row's numbers (every number "
+        "depends on it): Table 3's is GPT-4o as the paper names it (no snapshot stated); "
+        "ours, the model, the kind of judge and the key of its record (`conceptcomb compare "
+        "--json`, the bundle's tasks[].judge). Rows of different judges measure different "
+        "things: the rankings below rank each judge's runs apart.",
     ]
     return table
 

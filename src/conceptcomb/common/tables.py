@@ -46,6 +46,7 @@ class PublishedRow:
     setting: str  # method / configuration, as the paper names it
     cells: dict[str, Cell] = field(default_factory=dict)
     note: str = ""
+    judge: str = ""  # the judge the paper names for the table ("" where none decides)
 
 
 def parse_cells(columns: Sequence[str], text: str) -> dict[str, Cell]:
@@ -76,6 +77,7 @@ def parse_block(
     columns: Sequence[str],
     block: str | Traversable,
     notes: Mapping[str, str] | None = None,
+    judge: str = "",
 ) -> tuple[PublishedRow, ...]:
     """A paper's table, as text or a file (``<benchmark>/paper_tables/*.txt``), -> its rows.
 
@@ -83,6 +85,7 @@ def parse_block(
     column order (``columns``), ``42.2±1.8`` a value with its printed ± term, ``-`` an empty
     cell; a note in brackets (``[oracle]``) names one of ``notes``, other text stays as it
     is. Lines starting with ``#`` (the source table, the format) and blank lines are skipped.
+    ``judge``: the judge the paper names for the table's scores, on every row.
     Where the paper prints something odd the row keeps it as printed and says so in its
     note; ``tests/leaderboard/report/test_published.py`` re-reads every row from the paper's text.
     """
@@ -100,6 +103,7 @@ def parse_block(
                 setting,
                 parse_cells(columns, cells),
                 _note(" ".join(note), notes or {}),
+                judge,
             )
         )
     return tuple(rows)
@@ -134,6 +138,9 @@ class Row:
     # Ours: the version of the tasks the row ran ("1.1"; per task, in the order of `items`,
     # when they differ; "?" where a result did not record it); papers' rows: "".
     version: str = ""
+    # A judged table's: the judge whose ratings decide the row's values (ours: as its runs
+    # record it; the papers': as the paper names it).
+    judge: str = ""
     # Ours: the task runs the row shows (the report pairs their items).
     tasks: list[TaskRun] = field(default_factory=list, repr=False, compare=False)
     # Ours: (setting A, setting B) of the same model's rows in this table whose paired
@@ -178,6 +185,7 @@ class Table:
     rows: list[Row] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     digits: int = 1
+    judged: bool = False  # a judge's ratings decide its values: it has a judge column
     differences: list[PairedDifference] = field(default_factory=list)
 
     def ours(self) -> list[Row]:
@@ -198,6 +206,7 @@ def our_row(
     tasks: list[TaskRun],
     cells: dict[str, Cell],
     note: str = "",
+    judge: str = "",
     versus: tuple[str, str] | None = None,
 ) -> Row:
     items = " · ".join(task.items_text() for task in tasks)
@@ -214,6 +223,7 @@ def our_row(
         note,
         verification,
         task_versions(tasks),
+        judge,
         list(tasks),
         versus,
     )
@@ -231,7 +241,17 @@ def task_versions(tasks: list[TaskRun]) -> str:
 def published_rows(rows: Iterable[PublishedRow], table: str) -> list[Row]:
     """The papers' rows of one table, as table rows."""
     return [
-        Row(r.model, r.setting, PUBLISHED, r.source, dict(r.cells), "", r.source, r.note)
+        Row(
+            r.model,
+            r.setting,
+            PUBLISHED,
+            r.source,
+            dict(r.cells),
+            "",
+            r.source,
+            r.note,
+            judge=r.judge,
+        )
         for r in rows
         if r.table == table
     ]
@@ -254,19 +274,3 @@ def collect(run: Run, task_metrics: dict[str, tuple[str, list[str]]]) -> tuple[l
 
 def arrow(higher: bool | None) -> str:
     return "" if higher is None else (" ↑" if higher else " ↓")
-
-
-def judge_text(tasks: list[TaskRun]) -> str:
-    """The judge the run names (its options), for the row note."""
-    for task in tasks:
-        if task.judge:
-            return f"judge: {task.judge.get('identity') or task.judge.get('model')}"
-        model = task.options.get("judge_model")
-        url = task.options.get("judge_base_url")
-        if isinstance(url, list):  # replicas of one judge
-            url = ",".join(str(u) for u in url)
-        kind = task.options.get("judge")
-        if model or url or kind:
-            parts = [str(p) for p in (kind, model, url) if p]
-            return "judge: " + " ".join(parts)
-    return "judge: the default (gpt-4o at OpenAI) unless CONCEPTCOMB_JUDGE* was set"

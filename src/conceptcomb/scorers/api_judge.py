@@ -103,6 +103,7 @@ class OpenAIJudge(ChatJudge):
             self.endpoint, self.model, settings.judge_max_tokens, settings.judge_response_format
         )
         self.unusable = None
+        self.served_model: str | None = None  # as the endpoint's answers name it
         self._client = ChatClient(
             [(url, shown) for shown, url in endpoints.items()],
             api_key=api_key,
@@ -171,6 +172,8 @@ class OpenAIJudge(ChatJudge):
                 continue
             reply.input_tokens += prompt_tokens
             reply.output_tokens += completion_tokens
+            if isinstance(data.get("model"), str):  # the snapshot, where the API names one
+                self.served_model = data["model"]
             return text
 
     async def preflight(self) -> None:

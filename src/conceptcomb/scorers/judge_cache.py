@@ -80,6 +80,19 @@ def default_cache_path() -> Path:
 
 
 def cache_key(judge_identity: str, prompt: str) -> str:
+    """The key of one cached rating: the judge's runtime identity (`Judge.identity`, its
+    endpoint(s) included) and the prompt.
+
+    The endpoint stays in the key, though results compare judges without it
+    (`conceptcomb.scorers.judge_identity`: the same judge from two hosts is one judge). A
+    cached rating is what one server answered, and the cache cannot tell that two servers
+    serve the same weights: a server names its model as its operator likes (every loopback
+    test server calls itself gpt-4o). A hit across hosts would put another server's
+    answers into a run, silently, under the record of the judge it asked; a miss costs one
+    request. Comparing two runs is another matter: there the record is what a submission
+    claims, and re-asking its judge checks the claim. So a judge moved to another host, or
+    given another set of replicas, is asked again once; and every existing cache reads as
+    before (its keys are unchanged)."""
     return hashlib.sha256(f"{judge_identity}\x00{prompt}".encode()).hexdigest()
 
 

@@ -277,8 +277,9 @@ def test_bundles_carry_each_items_reply_answer_ratings_and_scores(
                 [row["doc"]["modifier"], item["judged"][0][1]],
             ]
     judge = next(t for t in lm_eval["tasks"] if t["task"] == "ccpt_pi_emergent")["judge"]
-    assert judge["endpoint_kind"] == "openai-chat" and judge["endpoint"] == real_runs.judge_url
-    assert judge["decoding"]["temperature"] == 0 and len(judge["prompt_sha256"]) == 64
+    assert judge["kind"] == "api-chat" and judge["endpoint"] is None  # not a public API's
+    assert real_runs.judge_url not in bundles["lm-eval"].read_text()
+    assert judge["temperature"] == 0 and len(judge["prompt_sha256"]) == 64
     inspect = load(bundles["inspect"])
     logs = {p.name.split("_")[1]: p for p in real_runs.inspect_dir.glob("*.eval")}
     log = read_eval_log(str(logs["ccpt-tp"]))

@@ -146,8 +146,10 @@ def test_full_group_bundle_is_small_and_verified(group_bundle: Path) -> None:
     assert code == 0
     assert "ccpt_tp: verified (all 1000 test items)" in printed
     judge = tasks["ccpt_pi_emergent"]["judge"]
-    assert (judge["endpoint_kind"], judge["model"]) == ("openai-chat", "gpt-4o")
-    assert judge["decoding"] == {"temperature": 0, "max_tokens": 1024}
+    assert (judge["kind"], judge["model"]) == ("api-chat", "gpt-4o")
+    assert (judge["temperature"], judge["max_tokens"], judge["format_retries"]) == (0, 1024, 3)
+    assert judge["endpoint"] is None  # the loopback server's address is nowhere
+    assert "127.0.0.1" not in group_bundle.read_text()
     assert judge["prompt_sha256"] == judge_prompt_sha256("ccpt")
     # The dataset's own answers: all types right, and Table 3's row of the gold answers.
     assert tasks["ccpt_tp"]["metrics"]["accuracy"]["value"] == 100.0

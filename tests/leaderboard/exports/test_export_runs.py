@@ -133,7 +133,7 @@ def test_the_files_are_valid_every_eval_ever_and_hold_every_item(
         scoring = results[metric]["metric_config"]["llm_scoring"]
         (judge,) = scoring["judges"]
         assert judge["model_info"]["name"] == "gpt-4o"
-        assert judge["model_info"]["additional_details"]["endpoint_kind"] == "openai-chat"
+        assert judge["model_info"]["additional_details"]["judge_kind"] == "api-chat"
         assert (
             "your task is to evaluate how much the concept has the property"
             in (scoring["input_prompt"])

@@ -31,6 +31,7 @@ import json
 import platform
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,7 @@ from conceptcomb.common.evidence import (
 from conceptcomb.common.runs import INSPECT, LM_EVAL, RESCORED, Run, TaskRun
 from conceptcomb.leaderboard.bundles.datasets import dataset_records
 from conceptcomb.leaderboard.bundles.templates import judge_prompt_sha256, templates_sha256
+from conceptcomb.scorers import judge_identity
 
 SCHEMA_ID = "conceptcomb-bundle/2"
 # Bundles of conceptcomb before per-item evidence: still valid, their rows unverified.
@@ -182,6 +184,35 @@ def without_local_paths(value: Any) -> Any:
         return [without_local_paths(item) for item in value]
     if isinstance(value, str):
         return LOCAL_PATH.sub(_last_part, value)
+    return value
+
+
+# --- private hosts --------------------------------------------------------------------------
+# A URL's scheme and host[:port] (an IPv6 address in brackets).
+_URL = re.compile(
+    r"\b([A-Za-z][A-Za-z0-9+.-]*://)((?:[^\s/?#@\"'|,<>]*@)?(\[[^\]\s]*\]|[^\s/?#:\"'|,<>\[\]]+)(?::\d+)?)"
+)
+PRIVATE_HOST = "private-host"
+
+
+def _public_url(found: re.Match[str]) -> str:
+    return found[1] + PRIVATE_HOST if judge_identity.private_host(found[3]) else found[0]
+
+
+def without_private_hosts(value: Any) -> Any:
+    """A copy where the host (and port) of every URL naming a loopback or private address or
+    a host of one's own network is ``private-host`` (a judge or model served at
+    ``http://127.0.0.1:38455/v1`` -> ``http://private-host/v1``): a bundle tells no one where
+    the submitter's machines are. The packed evidence is left as the run recorded it."""
+    if isinstance(value, dict):
+        return {
+            key: item if _packed(value, key) else without_private_hosts(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [without_private_hosts(item) for item in value]
+    if isinstance(value, str):
+        return _URL.sub(_public_url, value)
     return value
 
 
@@ -331,60 +362,103 @@ def _identities(record: dict[str, Any] | None) -> set[str]:
 
 
 def parse_identity(identity: str) -> dict[str, Any]:
-    """``openai-chat|URL|MODEL|temperature=0|max_tokens=1024`` and the like, as fields."""
-    kind, *parts = identity.split("|")
-    decoding = {}
-    positional = []
-    for part in parts:
-        key, sep, value = part.partition("=")
-        if sep and key.isidentifier():
-            decoding[key] = _number_or_text(value)
-        else:
-            positional.append(part)
-    fields: dict[str, Any] = {"endpoint_kind": kind}
-    if kind == "openai-chat" and len(positional) >= 2:
-        fields.update(endpoint=positional[0], model=positional[1])
-    elif kind == "inspect" and len(positional) >= 2:
-        fields.update(model=positional[0], endpoint=positional[1] or None)
-    elif kind == "local-expected-rating" and positional:
-        fields.update(model="/".join(p for p in positional[:2] if p), version=positional[2:])
-        decoding.setdefault("rating", "expected value over 1-10, next-token distribution")
-    else:
-        fields["parts"] = positional
-    return {**fields, "decoding": decoding, "identity": identity}
-
-
-def _number_or_text(value: str) -> Any:
-    try:
-        number = float(value)
-    except ValueError:
-        return value
-    return int(number) if number.is_integer() else number
+    """An identity string as a judge record (`conceptcomb.scorers.judge_identity`): what
+    determines the ratings, without the endpoint (unless a public API's) or a local path."""
+    return judge_identity.from_identity(identity).as_dict()
 
 
 # --- building -------------------------------------------------------------------------------
+# The judge options a bundle keeps as the run gave them: not the endpoint (the record keeps a
+# public API's), the cache or the key's variable, which say where it was asked, not who.
+_JUDGE_OPTIONS = ("judge", "judge_model", "judge_max_tokens", "judge_response_format")
+_JUDGE_OPTIONS += ("judge_format_retries", "judge_dtype")
+
+
+def _question(benchmark: str) -> str:
+    """The judge's question for a benchmark: yes/no where its judge is a verifier."""
+    names = get(benchmark).judge_templates() or {}
+    verifier = any(name.startswith("verifier/") for name in names)
+    return judge_identity.YES_NO if verifier else judge_identity.RELEVANCE
+
+
+def judge_records(
+    task: TaskRun, identities: set[str], prompt_sha256: str | None
+) -> list[judge_identity.JudgeRecord]:
+    """The task's judges as records: those its items name, else the one its results name
+    (`conceptcomb score`'s usage, Inspect's grader role), else the one its judge options
+    describe (without CONCEPTCOMB_JUDGE* variables, which a run does not record: noted);
+    [] for a run that names none."""
+    retries = task.options.get("judge_format_retries")
+    retries = int(retries) if isinstance(retries, int | str) and str(retries).isdigit() else None
+    retries = judge_identity.DEFAULT_FORMAT_RETRIES if retries is None else retries
+    named = set(identities)
+    if not named and task.judge and isinstance(task.judge.get("identity"), str):
+        named.add(task.judge["identity"])
+    if named:
+        return [
+            judge_identity.from_identity(identity, prompt_sha256, retries)
+            for identity in sorted(named)
+        ]
+    question = _question(task.benchmark)
+    if task.judge and task.judge.get("kind") == "inspect-grader" and task.judge.get("model"):
+        identity = _grader_identity(task, question)
+        found = judge_identity.from_identity(identity, prompt_sha256, retries)
+        return [replace(found, notes=("Inspect's grader role, as the log names it",))]
+    from conceptcomb.scorers.judge_settings import JudgeSettings
+
+    options = {k: v for k, v in task.options.items() if k in JudgeSettings.option_names()}
+    if not options:
+        return []  # the default judge, unless CONCEPTCOMB_JUDGE* said otherwise: not known
+    try:
+        settings = replace(JudgeSettings(), **options)
+        settings.check()
+    except (ConceptcombError, TypeError, ValueError):
+        return []
+    record = judge_identity.from_settings(settings, question, prompt_sha256)
+    if record is None:
+        return []
+    note = "from the run's judge options (CONCEPTCOMB_JUDGE* variables are not recorded)"
+    return [replace(record, notes=(*record.notes, note))]
+
+
+def _grader_identity(task: TaskRun, question: str) -> str:
+    """The identity of the Inspect grader a log names (``--model-role grader=MODEL``): an
+    OpenAI chat model's as lm-eval's judge at that endpoint has it (`grader_identity`),
+    another provider's ``inspect|PROVIDER/MODEL|BASE_URL|...``."""
+    from conceptcomb.scorers.judge_base import chat_identity
+
+    judge = task.judge or {}
+    model, base_url = str(judge["model"]), str(judge.get("base_url") or "")
+    max_tokens = int(task.options.get("judge_max_tokens") or judge_identity.DEFAULT_MAX_TOKENS)
+    response_format = str(task.options.get("judge_response_format") or "text")
+    provider, _, name = model.partition("/")
+    if provider == "openai" and name:
+        url = base_url or "https://api.openai.com/v1"
+        identity = chat_identity(url, name, max_tokens, response_format)
+    elif provider == "openai-api" and base_url and "/" in name:
+        identity = chat_identity(base_url, name.split("/", 1)[1], max_tokens, response_format)
+    else:
+        identity = f"inspect|{model}|{base_url}|temperature=0|max_tokens={max_tokens}"
+    return identity + (judge_identity.VERIFIER_SUFFIX if question == judge_identity.YES_NO else "")
+
+
 def _judge(
     task: TaskRun, calibration: dict[str, Any] | None, identities: set[str]
 ) -> dict[str, Any] | None:
-    """The judge the run used (its options or Inspect's grader), its identity, calibration."""
+    """The judge of a judged task: its record (`conceptcomb.scorers.judge_identity`), the
+    judge options the run gave (no endpoint, cache or key), its calibration figure."""
     if not get(task.benchmark).judged(task.task):
         return None
-    judge: dict[str, Any] = {}
-    if task.judge:
-        judge.update(task.judge)
-    for key in ("judge", "judge_model", "judge_base_url", "judge_api_key_env"):
-        if task.options.get(key) is not None:
-            judge[key] = task.options[key]
-    if not judge and not identities:
-        judge["judge"] = "default (gpt-4o at OpenAI, unless CONCEPTCOMB_JUDGE* was set)"
-    parsed = [parse_identity(identity) for identity in sorted(identities)]
-    if len(parsed) == 1:
-        judge.update(parsed[0])
-    elif parsed:
-        judge["identities"] = parsed
-    else:
-        judge["identity"] = None  # runs made before the items named their judge
-    judge["prompt_sha256"] = judge_prompt_sha256(task.benchmark)
+    sha = judge_prompt_sha256(task.benchmark)
+    records = judge_records(task, identities, sha)
+    judge: dict[str, Any] = records[0].as_dict() if len(records) == 1 else {}
+    if len(records) > 1:
+        judge["records"] = [record.as_dict() for record in records]
+    elif not records:
+        judge["kind"] = None  # a run that names no judge: the default, unless CONCEPTCOMB_JUDGE*
+        judge["description"] = "not recorded (gpt-4o at OpenAI, unless CONCEPTCOMB_JUDGE* was set)"
+    judge["prompt_sha256"] = sha
+    judge["options"] = {k: task.options[k] for k in _JUDGE_OPTIONS if k in task.options}
     judge["calibration"] = calibration
     return judge
 
@@ -474,7 +548,8 @@ def build_bundle(
         "sources": [{"file": p.name, "sha256": sha256_of(p)} for p in run.sources],
         "notes": run.notes,
     }
-    bundle = redact(without_local_paths(json.loads(json.dumps(bundle, default=str))))
+    plain = json.loads(json.dumps(bundle, default=str))
+    bundle = redact(without_private_hosts(without_local_paths(plain)))
     bundle["content_sha256"] = content_sha256(bundle)
     return bundle
 

@@ -72,6 +72,14 @@ def add_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[t
         "their rows are labelled. Runs of different task versions or data are never paired",
     )
     parser.add_argument(
+        "--allow-different-judges",
+        action="store_true",
+        help="compare the metrics a judge decides (CCPT's E, C, R_HMP, R_NP; CGGC's _verified "
+        "metrics) across runs scored by different judges; their rows are labelled. Without "
+        "it they are paired only when both runs name the same judge (model, decoding, prompt, "
+        "rating protocol; not its endpoint), and a line says how to re-score one run",
+    )
+    parser.add_argument(
         "--target-difference",
         type=float,
         metavar="D",
@@ -117,7 +125,13 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 1
-    result = compare(all_sides, args.n_resamples, args.seed, args.allow_different_prompts)
+    result = compare(
+        all_sides,
+        args.n_resamples,
+        args.seed,
+        args.allow_different_prompts,
+        allow_different_judges=args.allow_different_judges,
+    )
     result.notes = notes + result.notes
     if not result.rows:
         _print_notes(result.notes, sys.stderr)
@@ -227,6 +241,7 @@ def to_json(result: Comparison) -> dict[str, Any]:
                     "label": s.label,
                     "argument": s.argument,
                     "tasks": sorted(s.tasks),
+                    "judges": _judges(s),
                 }
                 for s in result.sides
             ],
@@ -251,6 +266,15 @@ def to_json(result: Comparison) -> dict[str, Any]:
             "seed": result.seed,
         }
     )
+
+
+def _judges(side: Side) -> dict[str, list[dict[str, Any]]]:
+    """Task -> the records of the judges that scored the side's judged tasks."""
+    return {
+        task: [record.as_dict() for record in side.task(task).judge]
+        for task in sorted(side.tasks)
+        if side.task(task).judged
+    }
 
 
 def to_csv(result: Comparison) -> str:

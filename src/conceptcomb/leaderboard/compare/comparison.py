@@ -5,7 +5,13 @@ of it on a task (seeds, ``conceptcomb seeds`` runs) are averaged per item first,
 shrinks the noise within each item (Miller 2024, on resampling). For every task two sides
 hold, each pair of sides is compared on the items both hold (`pair_task`): unless their
 task version, pinned data or prompts differ, which is one line saying so (prompts:
-``allow_different_prompts`` compares them anyway and labels the rows). Every p-value printed
+``allow_different_prompts`` compares them anyway and labels the rows). A metric a judge's
+ratings decide (``MetricInfo.judged``: CCPT's E, C, R_HMP, R_NP, CGGC's ``_verified``
+metrics) is paired only when both runs name the same judge (`same_judges`: what determines
+the ratings, not where the judge was served); otherwise one line names both judges and the
+command that re-scores one run with the other's judge, and the metrics no judge decides
+are compared still (``allow_different_judges`` compares them anyway and labels the rows).
+Every p-value printed
 is then adjusted by Holm's method together with the others
 (`conceptcomb.leaderboard.statistics.stats`).
 """
@@ -13,6 +19,7 @@ is then adjusted by Holm's method together with the others
 from __future__ import annotations
 
 import hashlib
+import shlex
 import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +30,8 @@ import numpy as np
 
 from conceptcomb.leaderboard.compare.items import CHAT_ONE, CHAT_TURNS, Found, TaskItems
 from conceptcomb.leaderboard.statistics import stats
+from conceptcomb.scorers import judge_identity
+from conceptcomb.scorers.judge_identity import JudgeRecord
 
 # Fingerprint entries that are about the prompts (the rest, version and data, always refuse).
 PROMPT_KEYS = ("prompt templates", "task config", "solvers", "prompt layout")
@@ -30,6 +39,7 @@ MOST_LISTED = 10  # unpaired item ids printed per task and pair (the JSON has al
 # Below this many paired items the t and bootstrap approximations are rough: on 3 items a
 # CIDEr-D interval touched 0 beside a bootstrap p of 0.001. Said once per pair, never refused.
 FEW_ITEMS = 30
+DIFFERENT_PROMPTS, DIFFERENT_JUDGES = "different prompts", "different judges"
 
 
 @dataclass
@@ -154,7 +164,9 @@ def averaged(runs: list[TaskItems]) -> TaskItems:
         first.version, common, benchmark=first.benchmark, unit=first.unit,
         prompt_format=first.prompt_format, demonstrations=first.demonstrations,
         fingerprint=dict(first.fingerprint), data_hashes=first.data_hashes,
-        skipped=dict(first.skipped),
+        skipped=dict(first.skipped), judged=set(first.judged),
+        # runs of one side by several judges: no judge (its judged metrics are not paired)
+        judge=first.judge if all(same_judges(r.judge, first.judge) for r in runs) else [],
     )  # fmt: skip
     if first.units is not None:
         merged.units = [first.units[p] for p in picks[0]]
@@ -279,6 +291,13 @@ class Pairing:
     rows_a: np.ndarray
     rows_b: np.ndarray
     label: str = ""
+    judges_differ: bool = False  # compared anyway (allow_different_judges): rows labelled
+    left_out: set[str] = field(default_factory=set)  # metrics not paired (another judge)
+
+    def label_of(self, metric: str) -> str:
+        """The row's label: different prompts, and different judges for a judged metric."""
+        judged = self.judges_differ and metric in (self.a.judged | self.b.judged)
+        return ", ".join(x for x in (self.label, DIFFERENT_JUDGES if judged else "") if x)
 
     def units(self) -> tuple[np.ndarray | None, str | None]:
         """The paired items' unit codes (a's where it has units, else b's) and the unit."""
@@ -297,6 +316,8 @@ def _means(metric: str, pairings: list[Pairing]) -> dict[int, stats.Difference |
     batches: dict[tuple, list[tuple[int, np.ndarray, np.ndarray, np.ndarray | None]]] = {}
     for number, pairing in enumerate(pairings):
         if metric not in pairing.a.scores or metric not in pairing.b.scores:
+            continue
+        if metric in pairing.left_out:
             continue
         a = pairing.a.scores[metric][pairing.rows_a]
         b = pairing.b.scores[metric][pairing.rows_b]
@@ -342,6 +363,7 @@ def _compare_task(
             for metric in metrics
             for p in pairings
             if metric in p.a.corpus and metric in p.b.corpus and len(p.rows_a) > 1
+            if metric not in p.left_out
             for items, rows in ((p.a, p.rows_a), (p.b, p.rows_b))
         ]
     )
@@ -349,6 +371,8 @@ def _compare_task(
         for number, result in _means(metric, pairings).items():
             results[(number, metric)] = result
         for number, p in enumerate(pairings):
+            if metric in p.left_out:
+                continue
             if metric in p.a.corpus and metric in p.b.corpus and len(p.rows_a) > 1:
                 try:
                     results[(number, metric)] = stats.bootstrap_difference(
@@ -373,8 +397,10 @@ def _compare_task(
                     f"{task} {metric}: not compared (fewer than two items defined in both)"
                 )
                 continue
-            rows.append(Row(task, metric, *p.letters, result, p.label))
+            rows.append(Row(task, metric, *p.letters, result, p.label_of(metric)))
         for metric in sorted(set(p.a.skipped) | set(p.b.skipped)):
+            if metric in p.left_out:
+                continue
             if only is None or only(task, metric):
                 reason = p.a.skipped.get(metric) or p.b.skipped.get(metric)
                 notes.append(f"{task} {metric}: cannot be paired: {reason}")
@@ -387,6 +413,7 @@ def compare(
     seed: int = stats.SEED,
     allow_different_prompts: bool = False,
     only: Callable[[str, str], bool] | None = None,
+    allow_different_judges: bool = False,
 ) -> Comparison:
     """Every pair of sides on every task both hold (``only``: the (task, metric) it keeps);
     Holm over all the p-values."""
@@ -407,6 +434,7 @@ def compare(
             for second in holding[i + 1 :]:
                 pairing = _pair(first, second, task, result, allow_different_prompts)
                 if pairing is not None:
+                    _judges(pairing, first, second, result, allow_different_judges)
                     pairings.append(pairing)
         rows, notes = _compare_task(pairings, distributions, only)
         result.rows += rows
@@ -440,11 +468,66 @@ def _pair(
                 f"({what}), not paired{hint}"
             )
             return None
-        label = "different prompts"
+        label = DIFFERENT_PROMPTS
     rows_a, rows_b, unpaired = _pairing(a, b)
     unpaired.a, unpaired.b = letters
     result.unpaired.append(unpaired)
     return Pairing(a, b, letters, rows_a, rows_b, label)
+
+
+# --- judges -------------------------------------------------------------------------------
+def same_judges(a: list[JudgeRecord], b: list[JudgeRecord]) -> bool:
+    """Both runs name their judges, and the same ones (`judge_identity.same_judge`)."""
+    if not a or not b:
+        return False
+    return all(any(judge_identity.same_judge(x, y) for y in b) for x in a) and all(
+        any(judge_identity.same_judge(y, x) for x in a) for y in b
+    )
+
+
+def _judges(pairing: Pairing, first: Side, second: Side, result: Comparison, allow: bool) -> None:
+    """Judge-dependent metrics of a pairing whose runs name different judges (or none):
+    left out, with one line (both judges, the command that re-scores one run with the
+    other's judge), or with ``allow`` compared and labelled."""
+    a, b = pairing.a, pairing.b
+    judged = (a.judged | b.judged) & set(a.metrics) & set(b.metrics)
+    if not judged or same_judges(a.judge, b.judge):
+        return
+    if allow:
+        pairing.judges_differ = True
+        return
+    pairing.left_out = judged
+    names = f"{first.letter}: {judge_text(a.judge)}; {second.letter}: {judge_text(b.judge)}"
+    result.notes.append(
+        f"{a.task}: {first.letter} and {second.letter} were scored by different judges "
+        f"({names}): {', '.join(sorted(judged))} not paired; {rescore_hint(first, second, a, b)}"
+        "; --allow-different-judges compares them anyway, labelled"
+    )
+
+
+def judge_text(records: list[JudgeRecord]) -> str:
+    if not records:
+        return "no judge recorded"
+    return " + ".join(judge_identity.describe(record) for record in records)
+
+
+def rescore_hint(first: Side, second: Side, a: TaskItems, b: TaskItems) -> str:
+    """``re-score B with A's judge: conceptcomb score B_RUN --judge-model ...`` (or A with
+    B's, where only that one can be written; or why neither can)."""
+    why = "neither judge can be named as score options (no judge recorded)"
+    for side, items, other, judge in ((second, b, first, a.judge), (first, a, second, b.judge)):
+        if len(judge) != 1:
+            continue
+        try:
+            options = judge_identity.cli_options(judge[0])
+        except ValueError as err:
+            why = str(err)
+            continue
+        run = shlex.quote(items.source.split(", ")[0])
+        return (
+            f"re-score {side.letter} with {other.letter}'s judge: conceptcomb score {run} {options}"
+        )
+    return why
 
 
 # --- two runs of any tasks on the same items (the report's variants) -------------------------
@@ -458,5 +541,13 @@ def compare_pairing(
     as `compare` compares two runs of a task: (metric, difference) pairs, and the notes."""
     rows_a, rows_b, _ = _pairing(a, b)
     pairing = Pairing(a, b, ("A", "B"), rows_a, rows_b)
+    judged = (a.judged | b.judged) & set(a.metrics) & set(b.metrics) & metrics
+    differ = []
+    if judged and not same_judges(a.judge, b.judge):  # never variants of each other
+        pairing.left_out = judged
+        differ.append(
+            f"{', '.join(sorted(judged))}: scored by different judges ({judge_text(a.judge)}; "
+            f"{judge_text(b.judge)}), not paired"
+        )
     rows, notes = _compare_task([pairing], distributions, lambda _, metric: metric in metrics)
-    return [(row.metric, row.result) for row in rows], notes
+    return [(row.metric, row.result) for row in rows], differ + notes

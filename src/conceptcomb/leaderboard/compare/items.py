@@ -40,8 +40,13 @@ from conceptcomb.common.evidence import lm_eval_samples_path
 from conceptcomb.common.runs import INSPECT, LM_EVAL, RESCORED, Run
 from conceptcomb.leaderboard.statistics import corpus
 from conceptcomb.leaderboard.statistics.corpus import corpus_metrics
+from conceptcomb.scorers.judge_identity import JudgeRecord, records_of
 
-# Options that say where a run looked or whom it asked, not what the task is.
+# Options that say where a run looked or whom it asked, not what the task is. The judge is
+# part of the result, but compared as what determines its ratings (`TaskItems.judge`, the
+# records of `conceptcomb.scorers.judge_identity`), not as the options that named it: the same
+# judge behind two endpoints is one judge; a judge-dependent metric is paired only across
+# runs of the same judge (`conceptcomb.leaderboard.compare.comparison`).
 _NOT_THE_TASK = ("judge", "cache", "data_dir", "spice_jars", "grader")
 # lm-eval runners that send chat messages without a local chat template.
 _CHAT_APIS = ("chat-completions", "chat")
@@ -67,6 +72,8 @@ class TaskItems:
     data_hashes: dict[str, str] = field(default_factory=dict)  # item id -> its data's hash
     skipped: dict[str, str] = field(default_factory=dict)  # metric -> why not compared
     benchmark: str | None = None  # ours; None for another package's task
+    judged: set[str] = field(default_factory=set)  # metrics a judge's ratings decide
+    judge: list[JudgeRecord] = field(default_factory=list)  # its judge(s); []: not recorded
 
     @property
     def metrics(self) -> list[str]:
@@ -158,6 +165,9 @@ def bundle_task_items(
         demonstrations=record.get("num_fewshot"),
         units=_units(items),
     )
+    if get(benchmark).judged(task):
+        found.judged = {name for name, info in infos.items() if info.judged}
+        found.judge = records_of(record.get("judge"))
     adapter = evidence_adapter(benchmark)
     found.unit = getattr(adapter, "UNIT", None) if found.units else None
     found.fingerprint = {

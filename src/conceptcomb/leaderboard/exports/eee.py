@@ -45,6 +45,8 @@ from conceptcomb.common.evidence import (
 )
 from conceptcomb.leaderboard.bundles.bundle import canonical, find_secrets
 from conceptcomb.leaderboard.statistics.intervals import eee_uncertainty
+from conceptcomb.scorers import judge_identity
+from conceptcomb.scorers.judge_identity import JudgeRecord
 
 SCHEMA_VERSION = "0.3.0"
 EXPORT_FORMAT = "conceptcomb-eee/1"
@@ -198,8 +200,9 @@ def _host(url: Any) -> str:
 
 
 def _local(url: Any) -> bool:
+    """A machine of one's own (a bundle names it ``private-host``)."""
     host = _host(url)
-    return host in ("localhost", "::1") or host.startswith("127.") or host == "0.0.0.0"
+    return bool(host) and judge_identity.private_host(host)
 
 
 # --- the model ---------------------------------------------------------------------------------
@@ -276,26 +279,29 @@ def model_info(bundle: dict[str, Any], options: ExportOptions, where: str) -> di
 
 
 # --- the judge ----------------------------------------------------------------------------------
-def _judge_model(identity: dict[str, Any], task_judge: dict[str, Any]) -> dict[str, Any]:
-    kind = str(identity.get("endpoint_kind") or task_judge.get("judge") or "unknown")
-    endpoint = _no_userinfo(identity.get("endpoint") or task_judge.get("judge_base_url"))
-    name = str(identity.get("model") or task_judge.get("judge_model") or "unknown")
-    host = _host(endpoint)
-    if kind.startswith("local"):
+def _judge_model(record: JudgeRecord | None, task_judge: dict[str, Any]) -> dict[str, Any]:
+    """The judge as EEE's model_info: its record's model, where it is deployed, and the
+    record itself (what determines its ratings; no private endpoint)."""
+    if record is None:
+        name = str(task_judge.get("description") or "unknown")
+        return {"name": name, "id": name, "additional_details": {"deployment_type": "unknown"}}
+    host = _host(record.endpoint)
+    if record.kind == judge_identity.LOCAL:
         deployment, availability = "self_deployed", "open_weights"
-    elif endpoint and _local(endpoint):
-        deployment, availability = "self_deployed", "unknown"
-    elif host == "api.openai.com" or (kind == "openai-chat" and not endpoint):
+    elif host == "api.openai.com":
         deployment, availability = "externally_managed", "closed_weights"
+    elif record.endpoint:
+        deployment, availability = "externally_managed", "unknown"
     else:
         deployment, availability = "unknown", "unknown"
+    name = record.model
     model_id = name if "/" in name else f"openai/{name}" if host == "api.openai.com" else name
     details = {
         "deployment_type": deployment,
         "model_availability": availability,
-        "endpoint_kind": kind,
-        **({"endpoint": str(endpoint)} if endpoint else {}),
-        **({"identity": str(identity["identity"])} if identity.get("identity") else {}),
+        "judge_kind": record.kind,
+        "judge_key": judge_identity.key(record),
+        "judge": _json(record.as_dict()),
     }
     return {"name": name, "id": model_id, "additional_details": details}
 
@@ -314,21 +320,23 @@ def llm_scoring(benchmark: str, task: dict[str, Any], where: str) -> dict[str, A
             f"not this conceptcomb's ({judge_prompt_sha256(benchmark)}): export the bundle with "
             "the conceptcomb version that made it, whose prompt text it used"
         )
-    identities = judge.get("identities") or [judge]
     judges = []
-    for identity in identities:
-        decoding = identity.get("decoding") or {}
-        entry: dict[str, Any] = {"model_info": _judge_model(identity, judge)}
-        if isinstance(decoding.get("temperature"), int | float):
-            entry["temperature"] = float(decoding["temperature"])
-        entry["additional_details"] = {"decoding": _json(decoding)}
+    for record in judge_identity.records_of(judge) or [None]:
+        entry: dict[str, Any] = {"model_info": _judge_model(record, judge)}
+        if record is not None and record.temperature is not None:
+            entry["temperature"] = float(record.temperature)
+        if record is not None:
+            decoding = {"max_tokens": record.max_tokens, "response_format": record.response_format}
+            entry["additional_details"] = {"decoding": _json(decoding)}
         judges.append(entry)
     prompt = (
         next(iter(templates.values()))
         if len(templates) == 1
         else "\n\n".join(f"## {name}\n{text}" for name, text in sorted(templates.items()))
     )
-    options = {k: v for k, v in judge.items() if k.startswith("judge") or k == "kind"}
+    options = judge.get("options")
+    if not isinstance(options, dict):  # an old bundle's judge: its options at the top
+        options = {k: v for k, v in judge.items() if k.startswith("judge") or k == "kind"}
     details = {
         "prompt_sha256": str(judge.get("prompt_sha256")),
         "options": _json(_no_userinfo_deep(options)),

@@ -11,7 +11,8 @@ For each benchmark the runs touch it writes, into ``DIR``:
   95% intervals and Holm-adjusted p (`conceptcomb.leaderboard.report.variants`), also as
   ``<table>_differences.csv`` and ``<table>_differences.png``;
 * per task that two runs hold: its runs ranked with confidence (rank intervals, values with
-  95% intervals) and ``<task>_differences.png``, the pairwise differences
+  95% intervals; one ranking per judge where a judge decides the headline metric) and
+  ``<task>_differences.png`` (``<task>_judgeN_differences.png``), the pairwise differences
   (`conceptcomb.leaderboard.report.ranking`).
 """
 

@@ -8,6 +8,11 @@ minus those it beats, where "beats" is a paired comparison
 comparisons) is below 5%: rows that no comparison separates share their ranks (Chatbot Arena
 ranks with confidence the same way, from intervals). The papers' published rows have no
 items: they are shown in the benchmark's tables and never ranked.
+
+A task whose headline metric a judge decides (CCPT's E and C) is ranked once per judge:
+runs scored by different judges measure different things, so each judge's runs are ranked
+together, under a heading naming the judge (`conceptcomb.scorers.judge_identity`); a run
+whose judge is not recorded is ranked alone.
 """
 
 from __future__ import annotations
@@ -18,9 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conceptcomb.benchmarks import get, known_tasks
-from conceptcomb.leaderboard.compare.comparison import Row, Side, compare, sides
+from conceptcomb.leaderboard.compare.comparison import Row, Side, compare, same_judges, sides
 from conceptcomb.leaderboard.compare.items import Found, TaskItems, read_argument
 from conceptcomb.leaderboard.statistics import stats
+from conceptcomb.scorers import judge_identity
+from conceptcomb.scorers.judge_identity import JudgeRecord
 
 SIGNIFICANT = stats.ALPHA  # Holm-adjusted p below this separates two rows
 MOST_PAIRS = 28  # all pairs of up to 8 runs in a figure; beyond, neighbours in the ranking
@@ -28,6 +35,12 @@ BEATS_COLOR, TIED_COLOR, DOT_COLOR = "#1f5fa8", "#9a9a9a", "#c0392b"
 PUBLISHED_NOTE = (
     "The papers' published rows (in the tables above) have no per-item scores: they are "
     "shown there and never ranked by a test."
+)
+JUDGE_NOTE = (
+    "A judge's ratings decide this metric: only runs of this judge are ranked here (its "
+    "model, decoding, prompt and rating protocol; not where it was served). Runs of another "
+    "judge have their own ranking; `conceptcomb compare` prints the command that re-scores a "
+    "run with another judge."
 )
 
 
@@ -52,6 +65,13 @@ class TaskRanking:
     rows: list[Ranked] = field(default_factory=list)
     comparisons: list[Row] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    judge: str | None = None  # a judged metric's: the judge of every run ranked (one line)
+    part: str = ""  # the ranking's name part where a task has one per judge ("" alone)
+
+    @property
+    def name(self) -> str:
+        """The task, and which of its rankings (its plot's file name part)."""
+        return f"{self.task}_{self.part}" if self.part else self.task
 
 
 def _headline(benchmark: str, task: str) -> tuple[str, bool] | None:
@@ -107,16 +127,61 @@ def rank(paths: list[Path], data_dir: str | None = None) -> list[TaskRanking]:
         if len(holding) < 2 or headline is None:
             continue
         metric, higher = headline
-        result = compare(holding, only=lambda t, m, metric=metric: m == metric)
+        groups = by_judge(holding, task, metric)
+        for number, (judge, group) in enumerate(groups):
+            part = f"judge{number + 1}" if len(groups) > 1 else ""
+            rankings.append(_ranking(task, benchmark, metric, higher, group, judge, part))
+    return rankings
+
+
+def by_judge(holding: list[Side], task: str, metric: str) -> list[tuple[str | None, list[Side]]]:
+    """The sides in groups of one judge where ``metric`` is a judge's (its description,
+    the group; runs without a recorded judge alone), else all together (None)."""
+    if not any(metric in side.task(task).judged for side in holding):
+        return [(None, holding)]
+    groups: list[tuple[str | None, list[Side]]] = []
+    for side in holding:
+        records = side.task(task).judge
+        for _, group in groups:
+            if same_judges(group[0].task(task).judge, records):
+                group.append(side)
+                break
+        else:
+            groups.append((judge_heading(records), [side]))
+    return groups
+
+
+def judge_heading(records: list[JudgeRecord]) -> str:
+    if not records:
+        return "not recorded (ranked alone)"
+    return " + ".join(
+        f"{judge_identity.describe(r)}, key {judge_identity.key(r)[:8]}" for r in records
+    )
+
+
+def _ranking(
+    task: str,
+    benchmark: str,
+    metric: str,
+    higher: bool,
+    group: list[Side],
+    judge: str | None,
+    part: str,
+) -> TaskRanking:
+    """One ranking of the sides of ``group`` (one judge's, where the metric has one)."""
+    if len(group) > 1:
+        result = compare(group, only=lambda t, m: m == metric)
         ranking = TaskRanking(task, benchmark, metric, higher, notes=result.notes)
         ranking.comparisons = result.rows
-        for side in holding:
-            ranking.rows.append(Ranked(side, own_interval(side.task(task), metric), 1, 1))
-        _ranks(ranking)
-        sign = -1.0 if higher else 1.0
-        ranking.rows.sort(key=lambda r: (r.low, sign * _value(r)))
-        rankings.append(ranking)
-    return rankings
+    else:
+        ranking = TaskRanking(task, benchmark, metric, higher)
+    ranking.judge, ranking.part = judge, part
+    for side in group:
+        ranking.rows.append(Ranked(side, own_interval(side.task(task), metric), 1, 1))
+    _ranks(ranking)
+    sign = -1.0 if higher else 1.0
+    ranking.rows.sort(key=lambda r: (r.low, sign * _value(r)))
+    return ranking
 
 
 def _value(ranked: Ranked) -> float:
@@ -136,7 +201,8 @@ def value_text(interval: stats.Interval | None) -> str:
 
 def _title(ranking: TaskRanking) -> str:
     arrow = "↑" if ranking.higher_is_better else "↓"
-    return f"{ranking.task}: ranked by {ranking.metric} {arrow}, with 95% intervals"
+    title = f"{ranking.task}: ranked by {ranking.metric} {arrow}, with 95% intervals"
+    return title + (f"; judge: {ranking.judge}" if ranking.judge else "")
 
 
 def _legend(ranking: TaskRanking) -> list[str]:
@@ -144,6 +210,7 @@ def _legend(ranking: TaskRanking) -> list[str]:
         "rank: the rank interval; rows no paired comparison separates (Holm-adjusted p < 0.05 "
         "over this task's comparisons, `conceptcomb compare`) share ranks.",
         PUBLISHED_NOTE,
+        *([JUDGE_NOTE] if ranking.judge else []),
         *[note.rstrip(".") + "." for note in ranking.notes],
     ]
 
@@ -260,7 +327,7 @@ def sections(
         if not with_plots or not ranking.comparisons:
             continue
         try:
-            path, caption = differences_plot(ranking, out / f"{ranking.task}_differences.png")
+            path, caption = differences_plot(ranking, out / f"{ranking.name}_differences.png")
         except ConfigError as err:  # matplotlib missing: the table still comes out
             warnings.append(str(err))
             continue

@@ -14,6 +14,7 @@ import conceptcomb
 from conceptcomb.common.tables import PUBLISHED, Cell, Row, Table
 
 FIXED = ("model", "setting", "framework / source", "items", "task version")
+JUDGE = "judge"  # a judged table's column (`Table.judged`), after the framework / source
 # Markdown and CSV: the last column (the fixed columns and the metrics stay together);
 # HTML: beside the items, where a reader sees it without scrolling.
 VERIFICATION = "verification"
@@ -45,14 +46,26 @@ def _origin(row: Row) -> str:
     return f"**published**: {row.framework}" if row.origin == PUBLISHED else row.framework
 
 
+def fixed_columns(table: Table, names: Sequence[str] = FIXED) -> list[str]:
+    """The fixed columns, with the judge's after the framework / source in a judged table."""
+    names = list(names)
+    return [*names[:3], JUDGE, *names[3:]] if table.judged else names
+
+
+def _fixed_cells(table: Table, row: Row, origin: str) -> list[str]:
+    cells = [row.setting, origin, row.items or "–", row.version or "–"]
+    return [*cells[:2], row.judge or "–", *cells[2:]] if table.judged else cells
+
+
 def markdown(table: Table) -> str:
-    header = [*FIXED, *(c.flat_title for c in table.columns), VERIFICATION]
+    fixed_names = fixed_columns(table)
+    header = [*fixed_names, *(c.flat_title for c in table.columns), VERIFICATION]
     lines = [f"### {table.title}", "", "| " + " | ".join(header) + " |"]
-    lines.append("|" + "---|" * len(FIXED) + "---:|" * len(table.columns) + "---|")
+    lines.append("|" + "---|" * len(fixed_names) + "---:|" * len(table.columns) + "---|")
     for row in table.rows:
         model = f"**{row.model}**" if row.origin != PUBLISHED else row.model
         cells = [cell_text(row.cells.get(c.key), table.digits) for c in table.columns]
-        fixed = [model, row.setting, _origin(row), row.items or "–", row.version or "–"]
+        fixed = [model, *_fixed_cells(table, row, _origin(row))]
         end = [row.verification or "–"]
         lines.append("| " + " | ".join(s.replace("|", "\\|") for s in fixed + cells + end) + " |")
     notes = table_notes(table)
@@ -96,13 +109,13 @@ def write_csv(table: Table, path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         header = ["table", "origin", "model", "setting", "framework_or_source", "items"]
-        header += ["task_version", "note"]
+        header += ["task_version", "note", *([JUDGE] if table.judged else [])]
         for column in table.columns:
             header += [column.key, f"{column.key}_stderr"]
         writer.writerow([*header, VERIFICATION])
         for row in table.rows:
             line = [table.key, row.origin, row.model, row.setting, row.framework, row.items]
-            line += [row.version, row.note]
+            line += [row.version, row.note, *([row.judge] if table.judged else [])]
             for column in table.columns:
                 cell = row.cells.get(column.key)
                 line.append("" if cell is None or cell.value is None else repr(cell.value))
@@ -146,7 +159,8 @@ def _header_cell(name: str, rowspan: int = 1) -> str:
 
 
 def _html_header(table: Table) -> str:
-    fixed = "".join(_header_cell(name, 2) for name in HTML_FIXED)
+    names = fixed_columns(table, HTML_FIXED)
+    fixed = "".join(_header_cell(name, 2) for name in names)
     groups: list[tuple[str, int]] = []
     for column in table.columns:
         if groups and groups[-1][0] == column.group:
@@ -154,7 +168,7 @@ def _html_header(table: Table) -> str:
         else:
             groups.append((column.group, 1))
     if all(not name for name, _ in groups):
-        fixed = "".join(_header_cell(name) for name in HTML_FIXED)
+        fixed = "".join(_header_cell(name) for name in names)
         titles = "".join(f"<th>{html.escape(c.title)}</th>" for c in table.columns)
         return f"<tr>{fixed}{titles}</tr>"
     spans = "".join(f'<th colspan="{n}">{html.escape(name)}</th>' for name, n in groups)
@@ -172,6 +186,7 @@ def _html_row(table: Table, row: Row) -> str:
         f'<td class="name"{title}>{badge}{html.escape(row.model)}</td>',
         f"<td>{html.escape(row.setting)}</td>",
         f'<td class="source">{html.escape(row.framework)}</td>',
+        *([f'<td class="source">{html.escape(row.judge or "–")}</td>'] if table.judged else []),
         f"<td>{html.escape(row.items or '–')}</td>",
         f"<td>{html.escape(row.version or '–')}</td>",
         f'<td class="{row.verification}">{html.escape(row.verification or "–")}</td>',
