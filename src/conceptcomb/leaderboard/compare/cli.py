@@ -23,6 +23,7 @@ from conceptcomb.leaderboard.compare.comparison import (
     Comparison,
     Side,
     compare,
+    compare_variants,
     sides,
 )
 from conceptcomb.leaderboard.compare.items import read_argument
@@ -34,10 +35,12 @@ RUN_HELP = (
     "`export --to eee` folder, or a folder of several (each model and framework in it is one "
     "run; several runs of one model in one RUN are averaged per item)"
 )
+VARIANTS_COLUMN = "what differs (A vs B)"
 COLUMNS = ("task", "metric", "A", "B", "A - B [95% CI]", "p", "p Holm", "n", "MDD", "method")
 CSV_FIELDS = (
     "task", "metric", "run_a", "run_b", "a", "b", "difference", "lower", "upper", "stderr", "p",
     "p_holm", "n", "mdd", "correlation", "method", "clusters", "unit", "resamples", "label",
+    "differs",
 )  # fmt: skip
 
 
@@ -80,6 +83,17 @@ def add_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[t
         "rating protocol; not its endpoint), and a line says how to re-score one run",
     )
     parser.add_argument(
+        "--variants",
+        nargs="*",
+        metavar="TASK_A=TASK_B",
+        default=None,
+        help="compare variants of one task within each model instead of models: every two "
+        "runs of one model whose task names (of one benchmark: cggc_ood_easy2hard and "
+        "cggc_ood_hard2easy, ccpt_pi_emergent and ccpt_pi_emergent_cot), options, seeds or "
+        "generation settings differ, on the items both hold; each row says what differs. "
+        "TASK_A=TASK_B pairs two tasks the names do not tie (capitals_zeroshot=capitals_fewshot)",
+    )
+    parser.add_argument(
         "--target-difference",
         type=float,
         metavar="D",
@@ -114,9 +128,20 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    named = variant_pairs(getattr(args, "variants", None))
+    if named is None:
+        print(
+            "conceptcomb: error: --variants: pairs are written TASK_A=TASK_B "
+            "(capitals_zeroshot=capitals_fewshot)",
+            file=sys.stderr,
+        )
+        return 2
     found = [read_argument(path, args.data_dir, args.cluster) for path in args.runs]
     all_sides = sides(args.runs, found)
     notes = [note for what in found for note in what.notes]
+    if args.variants is not None:
+        return _report(args, compare_variants(all_sides, named, args.n_resamples, args.seed),
+                       notes, target)  # fmt: skip
     if len(all_sides) < 2:
         _print_notes(notes, sys.stderr)
         print(
@@ -132,15 +157,44 @@ def run(args: argparse.Namespace) -> int:
         args.allow_different_prompts,
         allow_different_judges=args.allow_different_judges,
     )
+    return _report(args, result, notes, target)
+
+
+def variant_pairs(values: list[str] | None) -> list[tuple[str, str]] | None:
+    """``--variants a=b c=d`` -> [(a, b), (c, d)]; None for a value that is not a pair."""
+    pairs = []
+    for value in values or []:
+        first, sep, second = value.partition("=")
+        if not sep or not first.strip() or not second.strip():
+            return None
+        pairs.append((first.strip(), second.strip()))
+    return pairs
+
+
+def nothing_compared(result: Comparison, variants: bool) -> str:
+    """Why no row came out, without contradiction: the pairs that were refused say why in
+    the notes; else what each run holds."""
+    if variants:
+        return (
+            "--variants found no two variants of one task within a model on the same items "
+            "(runs of one model whose task names of one benchmark, options, seeds or "
+            "generation settings differ; TASK_A=TASK_B names a pair)"
+        )
+    refused = [note for note in result.notes if "not paired" in note]
+    if refused:
+        return "no two runs could be paired: " + " | ".join(refused)
+    held = "; ".join(f"{s.letter}: {', '.join(sorted(s.tasks))}" for s in result.sides)
+    return f"no task is held by two of the runs with comparable items ({held})"
+
+
+def _report(
+    args: argparse.Namespace, result: Comparison, notes: list[str], target: float | None
+) -> int:
     result.notes = notes + result.notes
     if not result.rows:
         _print_notes(result.notes, sys.stderr)
-        held = "; ".join(f"{s.letter}: {', '.join(sorted(s.tasks))}" for s in all_sides)
-        print(
-            "conceptcomb: error: no task is held by two of the runs with comparable items "
-            f"({held})",
-            file=sys.stderr,
-        )
+        reason = nothing_compared(result, args.variants is not None)
+        print(f"conceptcomb: error: {reason}", file=sys.stderr)
         return 1
     plans = planned(result, target) if target is not None else None
     if args.json:
@@ -282,7 +336,7 @@ def to_csv(result: Comparison) -> str:
     writer = csv.DictWriter(out, CSV_FIELDS, extrasaction="ignore")
     writer.writeheader()
     for row in result.rows:
-        writer.writerow(_clean(row.to_json()))
+        writer.writerow(_clean({**row.to_json(), "differs": "; ".join(row.differs)}))
     return out.getvalue()
 
 
@@ -326,8 +380,11 @@ def table(result: Comparison) -> str:
         f"  {s.letter} = {s.label}" + ("" if s.argument in s.label else f": {s.argument}")
         for s in result.sides
     ]
-    several = len(result.sides) > 2
+    variants = any(row.differs for row in result.rows)
+    several = len(result.sides) > 2 or (variants and len(result.sides) > 1)
     header = [*COLUMNS]
+    if variants:
+        header.insert(2, VARIANTS_COLUMN)
     if several:
         header.insert(2, "runs")
     body = []
@@ -346,12 +403,16 @@ def table(result: Comparison) -> str:
             number_text(r.mdd),
             method_text(r),
         ]
+        if variants:
+            cells.insert(2, "; ".join(row.differs))
         if several:
             cells.insert(2, f"{row.a} - {row.b}")
         body.append(cells)
     widths = [max(len(str(c)) for c in column) for column in zip(header, *body, strict=True)]
     numeric = {
-        i for i, name in enumerate(header) if name not in ("task", "metric", "method", "runs")
+        i
+        for i, name in enumerate(header)
+        if name not in ("task", "metric", "method", "runs", VARIANTS_COLUMN)
     }
     for cells in [header, *body]:
         parts = [
