@@ -553,8 +553,7 @@ class Variant:
 
 def _variant_key(items: TaskItems) -> tuple[str, ...]:
     settings = {k: v for k, v in items.settings.items() if k != SAMPLING_SEED}
-    prompts = {k: v for k, v in items.fingerprint.items()}
-    return (items.task, repr(sorted(settings.items())), repr(sorted(prompts.items())))
+    return (items.task, repr(sorted(settings.items())), repr(sorted(items.fingerprint.items())))
 
 
 def model_variants(all_sides: list[Side]) -> dict[tuple[str, str], list[Variant]]:
@@ -578,12 +577,9 @@ def variant_differences(a: TaskItems, b: TaskItems) -> list[str]:
     values, and the prompts where their templates or solvers differ."""
     lines = [f"task: {a.task} vs {b.task}"] if a.task != b.task else []
     lines += [f"{key}: {va} vs {vb}" for key, va, vb in setting_changes(a, b)]
-    named = {f"option {key}" for key in [*a.settings, *b.settings]}
-    lines += [
-        f"{key}: differ"
-        for key, *_ in differences(a, b)
-        if key in PROMPT_KEYS and key not in named and a.task == b.task
-    ]
+    if a.task == b.task:  # another task's templates differ as a matter of course
+        prompts = [d for d in differences(a, b) if d[0] in PROMPT_KEYS]
+        lines += [differences_text([d]) for d in prompts]
     return lines
 
 
