@@ -178,3 +178,32 @@ def test_no_bundle_or_export_names_the_judges_address(
         text = path.read_text(encoding="utf-8")
         assert "127.0.0.1" not in text and "localhost" not in text, path
         assert local not in text and "/tmp/" not in text, path
+
+
+def test_an_old_bundle_still_reads(runs: dict[str, Path], tmp_path: Path) -> None:
+    """A bundle written before judge records (its judge the old identity string, with the
+    endpoint) reads, validates, and pairs with a run of the same judge: mapped, noted."""
+    from conceptcomb.leaderboard.bundles.bundle import content_sha256
+
+    bundle = json.loads(runs["A"].read_text())
+    (task,) = bundle["tasks"]
+    identity = "openai-chat|http://127.0.0.1:9/v1|gpt-4o|temperature=0|max_tokens=1024"
+    task["judge"] = {
+        "endpoint_kind": "openai-chat",
+        "endpoint": "http://127.0.0.1:9/v1",
+        "model": "gpt-4o",
+        "decoding": {"temperature": 0, "max_tokens": 1024},
+        "identity": identity,
+        "prompt_sha256": task["judge"]["prompt_sha256"],
+        "calibration": None,
+    }
+    bundle["content_sha256"] = content_sha256(bundle)
+    old = tmp_path / "old.bundle.json"
+    old.write_text(json.dumps(bundle))
+    code, printed = run_cli("validate-bundle", str(old))
+    assert code == 0 and "verified" in printed, printed
+    code, found, printed = _compare(str(old), str(runs["C"]))
+    assert code == 0 and {row["metric"] for row in found["comparisons"]} == JUDGED, printed
+    mapped = found["runs"][0]["judges"][TASK][0]
+    assert mapped["kind"] == "api-chat" and mapped["endpoint"] is None
+    assert any("identity string" in note for note in mapped["notes"])
