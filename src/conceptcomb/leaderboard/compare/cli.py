@@ -182,7 +182,11 @@ def nothing_compared(result: Comparison, variants: bool) -> str:
         )
     refused = [note for note in result.notes if "not paired" in note]
     if refused:
-        return "no two runs could be paired: " + " | ".join(refused)
+        return (
+            f"no two runs could be compared: {len(refused)} "
+            + ("pair differs" if len(refused) == 1 else "pairs differ")
+            + " (the notes above name each difference and the option that compares them)"
+        )
     held = "; ".join(f"{s.letter}: {', '.join(sorted(s.tasks))}" for s in result.sides)
     return f"no task is held by two of the runs with comparable items ({held})"
 
