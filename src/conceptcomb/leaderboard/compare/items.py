@@ -114,7 +114,9 @@ def _task_options(options: dict[str, Any]) -> dict[str, Any]:
 def _text(value: Any) -> str:
     """A setting's value as a line shows it (a string as it is, others as JSON)."""
     if isinstance(value, str):
-        return value if value and len(value) <= 60 else json.dumps(value[:57] + "...")
+        if not value or value != value.strip():
+            return json.dumps(value)  # "" and spaces shown as such
+        return value if len(value) <= 60 else json.dumps(value[:57] + "...")
     return json.dumps(value, sort_keys=True, default=str)
 
 
