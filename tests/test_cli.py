@@ -71,7 +71,11 @@ def test_smollm2_prints_options_of_the_converted_folder(smollm2_folder: Path, ca
     assert f'"judge_model": "{smollm2_folder}"' in out  # the offline judge on the same folder
     assert main(["smollm2", "--model-dir", str(smollm2_folder), "--args", "lm_eval"]) == 0
     assert capsys.readouterr().out.split() == ["--model", "hf", "--model_args",
-                                              f"pretrained={smollm2_folder}"]  # fmt: skip
+                                              f"pretrained={smollm2_folder}",
+                                              "--batch_size", "8"]  # fmt: skip
+    assert "--batch_size 8" in " ".join(
+        commands["lm_eval"]
+    )  # the README's advice, in what it prints
 
 
 @pytest.mark.slow

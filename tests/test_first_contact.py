@@ -53,6 +53,7 @@ def test_demo_runs_real_items_with_a_judge(user) -> None:
     assert "|ccpt_pi_emergent|" in out or "CCPT: skipped" in out
     # the commands, to copy: lm-eval's hf runner on the folder converted once from the GGUF
     assert "lm_eval --model hf --model_args pretrained=" in out
+    assert "--batch_size 8" in out  # batched, as the README advises (issue 46)
     assert "demo finished in" in out and "Traceback" not in done.stderr
     assert "port" not in out  # the hf engine starts no server (issue 35)
 

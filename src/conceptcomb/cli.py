@@ -241,6 +241,13 @@ def run_seeds(args: argparse.Namespace) -> int:
     return 0
 
 
+def table_differences(tables: list, data_dir: str | None = None) -> list[str]:
+    """`conceptcomb.leaderboard.report.variants.text_report` (imported when called)."""
+    from conceptcomb.leaderboard.report.variants import text_report
+
+    return text_report(tables, data_dir)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="conceptcomb", description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -368,6 +375,9 @@ def build_parser() -> argparse.ArgumentParser:
     for benchmark in benchmarks():
         if benchmark.commands is not None:
             benchmark.commands(commands)
+    # A benchmark's report command prints its tables' paired differences with the
+    # leaderboard's statistics, which its layer cannot import: handed in here.
+    parser.set_defaults(table_differences=table_differences)
     leaderboard_cli.add_commands(commands)
     describe_subcommands(parser)
     return parser

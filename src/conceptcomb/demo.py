@@ -41,7 +41,13 @@ from conceptcomb.cggc.data import describe_dataset as describe_cggc
 from conceptcomb.common.datafiles import DATA_DIR_ENV
 from conceptcomb.common.errors import ConfigError, DataUnavailableError
 from conceptcomb.common.lm_eval_paths import include_path_args
-from conceptcomb.smollm2 import SERVED_NAME, LlamaServer, hf_folder, hf_folder_ready
+from conceptcomb.smollm2 import (
+    SERVED_NAME,
+    LlamaServer,
+    hf_folder,
+    hf_folder_ready,
+    lm_eval_hf_model_args,
+)
 
 CGGC_TASK = "cggc_ood_easy2hard_verified"
 CCPT_TASK = "ccpt_pi_emergent"
@@ -125,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     if args.engine == "hf":
         folder = str(_converted_folder())
         judge = {"judge": "local", "judge_model": folder}
-        model_args = ["--model", "hf", "--model_args", f"pretrained={folder}"]
+        model_args = lm_eval_hf_model_args(Path(folder))
         command = lm_eval_command(model_args, tasks, args, _metadata(args, judge), out)
         code = _run(command, commands)
     else:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.model import ModelOutput, get_model
+from scipy import stats as scipy_stats
 
 from conceptcomb.cggc import lm_eval_hooks
 from conceptcomb.cggc.analysis.report import collect
@@ -78,6 +79,9 @@ def test_same_replies_same_numbers_as_lm_eval(built_dir: Path, tmp_path: Path) -
         else:
             assert ours[name] == pytest.approx(theirs[name]), name
     assert ours["bleu4"] > 0 and ours["coverage"] > 0
+    for name in ("rouge2", "rougeL", "coverage"):  # means over items: their standard errors
+        values = [p[name] for p in per_doc if not math.isnan(p[name])]
+        assert ours[f"{name}_stderr"] == pytest.approx(scipy_stats.sem(values)), name
 
 
 def test_a_misspelt_option_is_refused() -> None:

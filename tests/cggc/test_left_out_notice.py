@@ -32,3 +32,19 @@ def test_said_once_per_process_and_not_for_bundles(monkeypatch, caplog) -> None:
     assert first == again
     notices = [r.getMessage() for r in caplog.records if "test items" in r.getMessage()]
     assert len(notices) == 1 and notices[0].startswith(f"cggc_ood scores {len(first):,} of the ")
+
+
+def test_spice_without_its_jars_is_said_once(monkeypatch, tmp_path, caplog, capsys) -> None:
+    """Through the log alone (a print beside it showed the line twice), once per process."""
+    from conceptcomb.cggc import metrics
+
+    monkeypatch.delenv(metrics.SPICE_ENV, raising=False)
+    monkeypatch.setattr(metrics, "spice_lib", lambda: tmp_path)  # no jars there
+    metrics._warn_once.cache_clear()
+    records = [metrics.Scored("1", "a dog runs", ("a dog runs fast",), ("dog", "run"))]
+    with caplog.at_level(logging.WARNING, logger="conceptcomb"):
+        for _ in range(3):
+            assert metrics.spice(records) != metrics.spice(records)  # NaN
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("SPICE")]
+    assert len(said) == 1 and "spice_jars=DIR" in said[0]
+    assert "SPICE" not in capsys.readouterr().out

@@ -25,6 +25,8 @@ ABSPYRAMID_VARIANTS = {
     "_nli": "NLI prompt",
     "_nli_cot": "NLI prompt + CoT",
 }
+# The formats are compared with the zero-shot generated answer on the same items.
+ABSPYRAMID_REFERENCE = ABSPYRAMID_VARIANTS["_zs"]
 _METRIC_TITLES = {"accuracy": "Acc", "macro_f1": "Ma-F1", "auc": "AUC"}
 
 
@@ -49,7 +51,10 @@ def abspyramid_detection(runs: Iterable[Run]) -> Table:
             }
             tasks, cells = collect(run, wanted)
             if tasks:
-                table.rows.append(our_row(run, setting, tasks, cells))
+                versus = (
+                    None if setting == ABSPYRAMID_REFERENCE else (setting, ABSPYRAMID_REFERENCE)
+                )
+                table.rows.append(our_row(run, setting, tasks, cells, versus=versus))
     table.rows += published_rows(published(), ABSPYRAMID_DETECTION)
     table.notes += [
         "Values are percent. Tables 4 and 10 train/evaluate each relation separately (no All "

@@ -44,6 +44,10 @@ _CCPT_SETTINGS = (
 )
 
 
+# Table 3 compares each method with Base on the same items (per subset).
+_CCPT_REFERENCE = {"test": "Base", "full": "Base, all items (_full)"}
+
+
 def _collect_oracle(run: Run, task_metrics: dict[str, tuple[str, list[str]]]) -> dict:
     """The oracle tasks' best-of-N metrics (``E_oracle`` ...) under the base columns' keys."""
     from conceptcomb.ccpt.methods.oracle import SUFFIX
@@ -85,7 +89,10 @@ def ccpt_generative(runs: Iterable[Run]) -> Table:
                 cells = _collect_oracle(run, wanted)
             if tasks:
                 judge = row_judge((task.judge, task.options) for task in tasks)
-                table.rows.append(our_row(run, setting, tasks, cells, judge=judge))
+                reference = _CCPT_REFERENCE[subset]
+                versus = None if setting == reference else (setting, reference)
+                row = our_row(run, setting, tasks, cells, judge=judge, versus=versus)
+                table.rows.append(row)
     table.rows += published_rows(published(), CCPT_GENERATIVE)
     table.notes += [
         "Scores are x100 like the paper's. ± is the standard error over items for our rows and "

@@ -35,10 +35,11 @@ from inspect_ai.model import GenerateConfig
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Solver, TaskState, chain, generate
 
+from conceptcomb.cggc.analysis.per_item import PER_ITEM
 from conceptcomb.cggc.data import CggcItem, load_dataset
 from conceptcomb.cggc.demos import order_name
 from conceptcomb.cggc.docs import dataset_fields, demonstration_source, item_doc, task_pairs
-from conceptcomb.cggc.metrics import METRICS, Scored, check_libraries
+from conceptcomb.cggc.metrics import METRICS, Scored, check_libraries, item_metrics
 from conceptcomb.cggc.prompts import MAX_NEW_TOKENS, chat_turns, question, style_named
 from conceptcomb.cggc.scoring import corpus_score, score_doc
 from conceptcomb.cggc.tasks import (
@@ -58,6 +59,7 @@ from conceptcomb.cggc.verification import (
     verification_of,
 )
 from conceptcomb.common.evalcard import card_headline
+from conceptcomb.common.results import sem
 from conceptcomb.frameworks.inspect_fewshot import demonstrations_solver
 from conceptcomb.frameworks.inspect_tasks import (
     JudgeOptions,
@@ -97,13 +99,22 @@ def _table4_metric(name: str, spice_jars: str | None, verified: bool = False) ->
     """A Table 4 metric over all samples' records, or over those whose relations were all
     verified (``<name>_verified``)."""
 
-    @metric(name=name + SUFFIX if verified else name)
+    shown = name + SUFFIX if verified else name
+
+    @metric(name=shown)
     def build() -> Metric:
-        def compute(scores: list[SampleScore]) -> float:
+        def compute(scores: list[SampleScore]) -> float | dict[str, float]:
             if verified:
                 scores = [s for s in scores if _verification(s).get("verified")]
             records = [Scored.from_record(s.score.metadata["record"]) for s in scores]  # type: ignore[index]
-            return corpus_score(name, records, spice_jars)
+            value = corpus_score(name, records, spice_jars)
+            if name not in PER_ITEM:
+                return value
+            # A mean over items: its standard error beside it (``NAME_stderr``, as lm-eval
+            # reports one), which reports and bundles read (a user missed it in the report).
+            items = [item_metrics(record)[name] for record in records]
+            error = sem([v for v in items if not math.isnan(v)])
+            return {shown: value, f"{shown}_stderr": math.nan if error is None else error}
 
         return compute
 

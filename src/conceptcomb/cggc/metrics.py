@@ -301,8 +301,10 @@ def spice(records: Sequence[Scored], jar_dir: str | None = None) -> float:
 
 @lru_cache(maxsize=8)
 def _warn_once(message: str) -> None:
+    """Said once per process, through the log alone: a print beside it showed a user the
+    same line twice (lm-eval and Inspect show the log; without a handler, logging's last
+    resort writes a warning to stderr)."""
     log.warning(message)
-    print(f"[conceptcomb] {message}", flush=True)
 
 
 def _mean(values: list[float]) -> float:

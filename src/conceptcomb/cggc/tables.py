@@ -75,15 +75,21 @@ def _note_datasets(table: Table, run: Run, shown: list[TaskRun]) -> None:
 
 
 def _add_our_rows(
-    table: Table, runs: Iterable[Run], rows: dict[str, tuple[str, dict[str, str]]]
+    table: Table,
+    runs: Iterable[Run],
+    rows: dict[str, tuple[str, dict[str, str]]],
+    references: dict[str, str] | None = None,
 ) -> None:
-    """Per run, a row per label whose task (name, options) it ran; then its datasets' note."""
+    """Per run, a row per label whose task (name, options) it ran, paired with the row its
+    ``references`` name where the run has it; then its datasets' note."""
     for run in runs:
         shown: list[TaskRun] = []
         for label, (task_name, options) in rows.items():
             tasks, cells = _find(run, shown, task_name, **options)
             if tasks:
-                table.rows.append(our_row(run, label, tasks, cells))
+                reference = (references or {}).get(label)
+                versus = (label, reference) if reference else None
+                table.rows.append(our_row(run, label, tasks, cells, versus=versus))
         _note_datasets(table, run, shown)
 
 
@@ -101,7 +107,11 @@ def _find(
     wanted = Placement(base, test_type, packaging)
     for task in run.tasks.values():
         if placement(task) == wanted:
-            cells = {m: c for m in METRIC_NAMES if (c := metric_cell(task.metrics.get(m)))}
+            cells = {
+                m: c
+                for m in METRIC_NAMES
+                if (c := metric_cell(task.metrics.get(m), (task.task, m)))
+            }
             shown.append(task)
             return [task], cells
     return [], {}
@@ -140,7 +150,9 @@ def cggc_table4(runs: Iterable[Run]) -> Table:
                 table.rows.append(our_row(run, "ood" + style, ood_tasks, ood_cells))
             if id_tasks and ood_tasks:
                 gap = cggc_gap(id_cells, ood_cells)
-                table.rows.append(our_row(run, "gap" + style, id_tasks + ood_tasks, gap))
+                versus = ("id" + style, "ood" + style)  # paired on the same test items
+                row = our_row(run, "gap" + style, id_tasks + ood_tasks, gap, versus=versus)
+                table.rows.append(row)
         _note_datasets(table, run, shown)
     table.rows += published_rows(published(), CGGC_TABLE4)
     table.notes += [
@@ -196,7 +208,10 @@ def cggc_table7(runs: Iterable[Run]) -> Table:
         CGGC_TABLE7, "CGGC difficulty-based demonstrations, ood (Fu and Frank 2024, Table 7)"
     )
     rows = {f"{setting} ({name})": (name, {}) for setting, name in CGGC_TABLE7_TASKS.items()}
-    _add_our_rows(table, runs, rows)
+    labels = list(rows)  # easy, medium, hard; easy-to-hard, hard-to-easy
+    # Paired on the same ood test items: each level against the easy one, and the orders.
+    references = {labels[1]: labels[0], labels[2]: labels[0], labels[3]: labels[4]}
+    _add_our_rows(table, runs, rows, references)
     table.rows += published_rows(published(), CGGC_TABLE7)
     return table
 

@@ -33,6 +33,9 @@ def worst(states: list[str]) -> str:
 class Cell:
     value: float | None
     stderr: float | None = None
+    # Ours: (task, metric) the value is, so that the report can pair its items with another
+    # row's (`Row.versus`); None for computed and published cells.
+    origin: tuple[str, str] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -138,10 +141,39 @@ class Row:
     # A judged table's: the judge whose ratings decide the row's values (ours: as its runs
     # record it; the papers': as the paper names it).
     judge: str = ""
+    # Ours: the task runs the row shows (the report pairs their items).
+    tasks: list[TaskRun] = field(default_factory=list, repr=False, compare=False)
+    # Ours: (setting A, setting B) of the same model's rows in this table whose paired
+    # difference A - B on the same items this row is (a variant against the paper's
+    # reference variant: (its own setting, "Base"); CGGC's gap: ("id", "ood")).
+    versus: tuple[str, str] | None = None
 
     @property
     def partial(self) -> bool:
         return "/" in self.items
+
+
+@dataclass(frozen=True)
+class PairedDifference:
+    """A row's paired difference A - B in one column, on the items both settings' runs hold:
+    the report computes them (`conceptcomb.leaderboard.report.variants`) for rows with
+    ``versus``; its p is Holm-adjusted over the table's differences."""
+
+    model: str
+    framework: str
+    setting: str  # the row's
+    a: str  # the settings compared, A - B
+    b: str
+    column: str  # the column's key
+    value_a: float
+    value_b: float
+    difference: float
+    lower: float
+    upper: float
+    p: float
+    p_holm: float
+    n: int
+    method: str
 
 
 @dataclass
@@ -154,6 +186,7 @@ class Table:
     notes: list[str] = field(default_factory=list)
     digits: int = 1
     judged: bool = False  # a judge's ratings decide its values: it has a judge column
+    differences: list[PairedDifference] = field(default_factory=list)
 
     def ours(self) -> list[Row]:
         return [row for row in self.rows if row.origin == OURS]
@@ -163,8 +196,8 @@ class Table:
 PlotSpec = tuple[str, Callable[[Table, Path], Path], str]
 
 
-def metric_cell(metric: Metric | None) -> Cell | None:
-    return None if metric is None else Cell(metric.value, metric.stderr)
+def metric_cell(metric: Metric | None, origin: tuple[str, str] | None = None) -> Cell | None:
+    return None if metric is None else Cell(metric.value, metric.stderr, origin)
 
 
 def our_row(
@@ -174,6 +207,7 @@ def our_row(
     cells: dict[str, Cell],
     note: str = "",
     judge: str = "",
+    versus: tuple[str, str] | None = None,
 ) -> Row:
     items = " · ".join(task.items_text() for task in tasks)
     sources = sorted({task.source.name for task in tasks})
@@ -190,6 +224,8 @@ def our_row(
         verification,
         task_versions(tasks),
         judge,
+        list(tasks),
+        versus,
     )
 
 
@@ -230,7 +266,7 @@ def collect(run: Run, task_metrics: dict[str, tuple[str, list[str]]]) -> tuple[l
             continue
         found.append(task)
         for metric in metrics:
-            cell = metric_cell(task.metrics.get(metric))
+            cell = metric_cell(task.metrics.get(metric), (task_name, metric))
             if cell is not None:
                 cells[f"{prefix}{metric}"] = cell
     return found, cells

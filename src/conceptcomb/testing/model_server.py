@@ -6,13 +6,15 @@ message (a table prompt -> reply), so a framework's API runner (lm-eval's
 notes when the first and last requests came, to time what a framework does before its
 first model call, and with ``record=True`` keeps every request body (``bodies``, as the
 judge server does): what a framework sent, for tests that compare the frameworks' prompts.
+``reply_for`` answers from the whole chat instead (its demonstrations, its system message):
+two variants of a task whose questions are the same get different replies.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from conceptcomb.testing.judge_server import (
@@ -35,9 +37,11 @@ class ModelServer(LoopbackServer):
         default: str | None = None,
         top_logprobs: Mapping[str, float] | None = None,
         record: bool = False,
+        reply_for: Callable[[dict[str, Any]], str | None] | None = None,
     ) -> None:
         super().__init__(record=record)
         self.replies = replies
+        self.reply_for = reply_for  # the request's body -> its reply (None: ``replies``)
         self.default = default
         self.top_logprobs = top_logprobs
         self.first: float | None = None  # time.time() of the first request since reset()
@@ -60,7 +64,8 @@ class ModelServer(LoopbackServer):
         if self.record:
             self.bodies.append(chat)
         prompt = _prompt_of(chat)
-        reply = self.replies.get(prompt)
+        reply = self.reply_for(chat) if self.reply_for is not None else None
+        reply = self.replies.get(prompt) if reply is None else reply
         if reply is None:
             self.unknown += 1
             reply = self.default or ""

@@ -159,3 +159,47 @@ def test_no_shared_task_is_one_line_and_exit_1(scored: dict[str, Path], tmp_path
     assert code == 1 and "compare needs two runs" in printed
     code, printed = run_cli("compare", str(tp), str(tmp_path / "missing"))
     assert code == 2 and "no such file or folder" in printed and "Traceback" not in printed
+
+
+def test_the_items_needed_come_from_the_pilots_spread(scored: dict[str, Path]) -> None:
+    """``--target-difference``: statsmodels' solve_power on the pilot's effect size; type
+    prediction's items share noun phrases, so its n is inflated by the design effect."""
+    from statsmodels.stats.power import TTestPower
+
+    args = (str(scored["model-a"]), str(scored["model-b"]), "--target-difference", "3")
+    found = _compare_json(*args)
+    assert found["target_difference"] == 3.0
+    row = _row(found, "ccpt_tp", "accuracy")
+    plan = row["items_needed"]
+    samples = [_samples(scored[m], "ccpt_tp") for m in ("model-a", "model-b")]
+    a, b = (np.array([s["metrics"]["accuracy"] for s in run]) for run in samples)
+    d = a - b
+    n = TTestPower().solve_power(effect_size=3 / np.std(d, ddof=1), alpha=0.05, power=0.8)
+    design = (row["stderr"] * np.sqrt(len(d)) / np.std(d, ddof=1)) ** 2
+    assert plan["effect_size"] == pytest.approx(3 / np.std(d, ddof=1))
+    assert plan["design_effect"] == pytest.approx(design)
+    assert plan["items"] == int(np.ceil(n * design)) and plan["unit"] == "noun phrase"
+    code, printed = run_cli("compare", *args)
+    assert code == 0
+    line = next(x for x in printed.splitlines() if x.startswith("  ccpt_tp accuracy:"))
+    assert f"{plan['items']:,} items" in line and "noun phrase" in line
+    assert ("fewer than needed" in line) == (plan["items"] > 1000)
+    code, printed = run_cli("compare", *args[:2], "--target-difference", "0")
+    assert code == 2 and "--target-difference" in printed
+
+
+def test_an_argument_with_nothing_comparable_is_named(
+    scored: dict[str, Path], tmp_path: Path
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, printed = run_cli("compare", str(empty), str(scored["model-a"] / "ccpt_tp.results.json"))
+    assert code == 1
+    assert f"{empty}: none" in printed and "ccpt_tp.results.json: 1 run (model-a" in printed
+
+
+def test_a_task_one_run_holds_is_named(scored: dict[str, Path]) -> None:
+    pi = scored["model-a"] / "ccpt_pi_emergent.results.json"
+    code, printed = run_cli("compare", str(scored["model-b"]), str(pi))
+    assert code == 0
+    assert "note: ccpt_tp: only A holds it, not compared" in printed

@@ -171,3 +171,47 @@ def test_few_paired_items_are_compared_with_a_note() -> None:
     assert not any(
         "items paired" in n for n in compared(*(run(m, RNG.normal(50, 10, 40)) for m in "ab")).notes
     )
+
+
+def test_unpaired_items_are_listed_by_their_readable_key() -> None:
+    """A stable id is the pinned file's sha256 and the item's key: the key is printed."""
+    sha = "ab" * 32
+    ids = [f"{sha}:test.jsonl:{n}" for n in range(40)]
+    a = run("a", RNG.normal(50, 10, 40), ids=ids)
+    b = run("b", RNG.normal(50, 10, 35), ids=ids[:35])
+    printed = table(compared(a, b))
+    assert "5 only in A (test.jsonl:35, test.jsonl:36," in printed and sha not in printed
+
+
+def test_one_models_runs_with_another_seed_are_named_not_paired() -> None:
+    a = run("m", RNG.normal(50, 10, 40), settings={"seed": "0", "temperature": "0"})
+    b = run("m", RNG.normal(50, 10, 40), settings={"seed": "1", "temperature": "0"})
+    result = compared(a, b)
+    assert not result.rows
+    (line,) = [n for n in result.notes if "seed" in n]
+    assert "seed: 0 vs 1" in line and "not paired" in line and "--variants" in line
+    other = run("other", RNG.normal(50, 10, 40), settings={"seed": "0", "temperature": "1"})
+    result = compared(a, other)  # two models: compared, the difference said in one line
+    assert result.rows and any(
+        "temperature: 0 vs 1: compared as they are" in n for n in result.notes
+    )
+    assert result.rows[0].label == ""  # a generation setting is not a prompt
+
+
+def test_variants_pair_within_a_model_and_say_what_differs() -> None:
+    from conceptcomb.leaderboard.compare.comparison import compare_variants
+
+    x, y = RNG.normal(50, 10, 40), RNG.normal(45, 10, 40)
+    first = run("m", x, settings={"order": "easy_to_hard"}, benchmark="cggc")
+    second = run("m", y, settings={"order": "hard_to_easy"}, benchmark="cggc")
+    other_model = run("n", y, settings={"order": "hard_to_easy"}, benchmark="cggc")
+    found = [Found(items=[first]), Found(items=[second, other_model])]
+    result = compare_variants(sides([Path("a"), Path("b")], found))
+    (row,) = result.rows  # the other model's run is no variant of m's
+    assert row.differs == ["order: easy_to_hard vs hard_to_easy"] and (row.a, row.b) == ("A", "B")
+    assert row.result.p == pytest.approx(scipy_stats.ttest_rel(x, y).pvalue)
+    named = run("m", y, task="my_other_task")
+    result = compare_variants(sides([Path("a")], [Found(items=[run("m", x), named])]),
+                              [("my_task", "my_other_task")])  # fmt: skip
+    assert [r.differs for r in result.rows] == [["task: my_task vs my_other_task"]]
+    assert not compare_variants(sides([Path("a")], [Found(items=[run("m", x), named])])).rows

@@ -150,3 +150,44 @@ def test_the_resample_counts_count_the_seeded_draws() -> None:
     counts = stats.resample_counts(1000, 200, seed=12)
     expected = np.stack([np.bincount(row, minlength=1000) for row in drawn])
     assert np.array_equal(counts, expected) and not counts.flags.writeable
+
+
+def test_the_items_needed_are_statsmodels_solve_power_on_the_pilots_effect_size() -> None:
+    pilot = stats.paired_difference(A, B)
+    assert pilot is not None
+    sd = float(np.std(A - B, ddof=1))
+    for target in (2.0, 5.0):
+        plan = stats.items_needed(pilot, target)
+        n = TTestPower().solve_power(effect_size=target / sd, alpha=0.05, power=0.8)
+        assert plan.items == math.ceil(n) and plan.effect_size == pytest.approx(target / sd)
+        assert plan.units is None and plan.method == "paired t"
+    # at the pilot's own MDD the pilot's n is (about) what it takes
+    assert stats.items_needed(pilot, pilot.mdd).items == pytest.approx(len(A), abs=1)
+
+
+def test_items_that_share_units_need_the_design_effect_more() -> None:
+    shared = A + np.repeat(RNG.normal(0, 15, 40), 3)  # a unit's items move together
+    pilot = stats.paired_difference(shared, B, UNITS, "noun phrase")
+    independent = stats.paired_difference(shared, B)
+    assert pilot is not None and independent is not None and pilot.clusters == 40
+    d = shared - B
+    se = stats.clustered_stderr(d, UNITS)
+    design = (se / (np.std(d, ddof=1) / math.sqrt(len(d)))) ** 2
+    plan = stats.items_needed(pilot, 5.0)
+    n = TTestPower().solve_power(effect_size=5.0 / np.std(d, ddof=1), alpha=0.05, power=0.8)
+    assert plan.design_effect == pytest.approx(design) and design > 1
+    assert plan.items == math.ceil(n * design) > stats.items_needed(independent, 5.0).items
+    assert plan.units == math.ceil(plan.items / 3) and plan.unit == "noun phrase"
+
+
+def test_a_bootstrap_pilot_plans_from_its_standard_error() -> None:
+    mean = Mean(A)
+    other = Mean(B)
+    boot = stats.bootstrap_difference(
+        (mean.value(), stats.bootstrap_distribution(mean, len(A), 400)),
+        (other.value(), stats.bootstrap_distribution(other, len(B), 400)),
+        len(A),
+    )
+    plan = stats.items_needed(boot, 3.0)
+    z = scipy_stats.norm.ppf(0.975) + scipy_stats.norm.ppf(0.8)
+    assert plan.items == math.ceil(len(A) * (z * boot.stderr / 3.0) ** 2)

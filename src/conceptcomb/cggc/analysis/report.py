@@ -9,6 +9,13 @@ report`` does), finds the CGGC tasks in them, and prints one row per task plus t
 ``cggc_ood_test_typeA``). A task run with ``test_type`` or ``packaging`` options is named
 with them (``cggc_id [test_type=A]``). Inspect rows are marked "(inspect)", rescored ones
 "(conceptcomb score)"; ``conceptcomb report`` gives Tables 6 and 7 and Fig. 4 in full.
+
+Under the values: Table 4's gap (id - ood) and Table 7's levels (against the easy level) and
+orders (easy-to-hard against hard-to-easy) as paired differences on the same test items,
+with 95% intervals and Holm-adjusted p, where the runs kept per-item scores (lm-eval
+``--log_samples``, Inspect logs, bundles). They are computed by the leaderboard's
+statistics, which this benchmark's layer cannot import: the ``conceptcomb`` command hands
+them in (``args.table_differences``, `conceptcomb.leaderboard.report.variants.text_report`).
 """
 
 from __future__ import annotations
@@ -19,11 +26,11 @@ from functools import lru_cache
 from pathlib import Path
 
 from conceptcomb.cggc.metrics import METRICS
-from conceptcomb.cggc.tables import cggc_gap, placement
+from conceptcomb.cggc.tables import cggc_gap, cggc_table4, cggc_table7, placement
 from conceptcomb.cggc.tasks import all_specs, verified_specs
 from conceptcomb.common.errors import DataFormatError
 from conceptcomb.common.results_reader import read_runs
-from conceptcomb.common.runs import INSPECT, LM_EVAL, RESCORED, TaskRun
+from conceptcomb.common.runs import INSPECT, LM_EVAL, RESCORED, Run, TaskRun
 from conceptcomb.common.tables import Cell
 
 Scores = dict[str, float]
@@ -44,8 +51,13 @@ def _cggc_only(task: str) -> str | None:
 
 def collect(paths: list[Path]) -> dict[str, Scores]:
     """Table 4's values per task, read as ``conceptcomb report`` reads results."""
+    return values(read_runs(paths, _cggc_only))
+
+
+def values(runs: list[Run]) -> dict[str, Scores]:
+    """Table 4's values per task of the runs."""
     found: dict[str, Scores] = {}
-    for run in read_runs(paths, _cggc_only):
+    for run in runs:
         suffix = _FRAMEWORK_SUFFIX.get(run.framework, f" ({run.framework})")
         for result in run.tasks.values():
             found[_label(result) + suffix] = {
@@ -102,8 +114,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    found = collect(args.results)
+    runs = read_runs(args.results, _cggc_only)
+    found = values(runs)
     if not found:
         raise DataFormatError("no CGGC task results in " + ", ".join(map(str, args.results)))
     print(table4(found))
+    differences = getattr(args, "table_differences", None)
+    if differences is not None:
+        for line in differences([cggc_table4(runs), cggc_table7(runs)]):
+            print(line)
     return 0

@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from conceptcomb.leaderboard.compare.comparison import (
     Comparison,
     Side,
     compare,
+    compare_variants,
     sides,
 )
 from conceptcomb.leaderboard.compare.items import read_argument
@@ -34,10 +36,12 @@ RUN_HELP = (
     "`export --to eee` folder, or a folder of several (each model and framework in it is one "
     "run; several runs of one model in one RUN are averaged per item)"
 )
+VARIANTS_COLUMN = "what differs (A vs B)"
 COLUMNS = ("task", "metric", "A", "B", "A - B [95% CI]", "p", "p Holm", "n", "MDD", "method")
 CSV_FIELDS = (
     "task", "metric", "run_a", "run_b", "a", "b", "difference", "lower", "upper", "stderr", "p",
     "p_holm", "n", "mdd", "correlation", "method", "clusters", "unit", "resamples", "label",
+    "differs",
 )  # fmt: skip
 
 
@@ -80,6 +84,26 @@ def add_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[t
         "rating protocol; not its endpoint), and a line says how to re-score one run",
     )
     parser.add_argument(
+        "--variants",
+        nargs="*",
+        metavar="TASK_A=TASK_B",
+        default=None,
+        help="compare variants of one task within each model instead of models: every two "
+        "runs of one model whose task names (of one benchmark: cggc_ood_easy2hard and "
+        "cggc_ood_hard2easy, ccpt_pi_emergent and ccpt_pi_emergent_cot), options, seeds or "
+        "generation settings differ, on the items both hold; each row says what differs. "
+        "TASK_A=TASK_B pairs two tasks the names do not tie (capitals_zeroshot=capitals_fewshot)",
+    )
+    parser.add_argument(
+        "--target-difference",
+        type=float,
+        metavar="D",
+        help="plan the items: how many items (and units, where items share them) a paired "
+        "test needs to find a true difference D (in the metric's units, e.g. 5 for five "
+        "points of a percentage) with 80%% power at 5%%, from these runs' spread and "
+        "correlation; says when the task has fewer items than that",
+    )
+    parser.add_argument(
         "--cluster",
         metavar="FIELD",
         help="for tasks that are not this package's: the doc field (lm-eval) or sample "
@@ -97,15 +121,33 @@ def run(args: argparse.Namespace) -> int:
     if args.n_resamples < 100:
         print("conceptcomb: error: --n-resamples: at least 100", file=sys.stderr)
         return 2
+    target = getattr(args, "target_difference", None)
+    if target is not None and not (math.isfinite(target) and target > 0):
+        print(
+            "conceptcomb: error: --target-difference: a positive difference in the metric's "
+            "units (5 for five points of a percentage)",
+            file=sys.stderr,
+        )
+        return 2
+    named = variant_pairs(getattr(args, "variants", None))
+    if named is None:
+        print(
+            "conceptcomb: error: --variants: pairs are written TASK_A=TASK_B "
+            "(capitals_zeroshot=capitals_fewshot)",
+            file=sys.stderr,
+        )
+        return 2
     found = [read_argument(path, args.data_dir, args.cluster) for path in args.runs]
     all_sides = sides(args.runs, found)
     notes = [note for what in found for note in what.notes]
+    if args.variants is not None:
+        return _report(args, compare_variants(all_sides, named, args.n_resamples, args.seed),
+                       notes, target)  # fmt: skip
     if len(all_sides) < 2:
-        where = ", ".join(str(p) for p in args.runs)
         _print_notes(notes, sys.stderr)
         print(
             f"conceptcomb: error: compare needs two runs with per-item scores; found "
-            f"{len(all_sides)} in {where}",
+            f"{len(all_sides)}: {held_by_argument(args.runs, all_sides)}",
             file=sys.stderr,
         )
         return 1
@@ -116,23 +158,127 @@ def run(args: argparse.Namespace) -> int:
         args.allow_different_prompts,
         allow_different_judges=args.allow_different_judges,
     )
+    return _report(args, result, notes, target)
+
+
+def variant_pairs(values: list[str] | None) -> list[tuple[str, str]] | None:
+    """``--variants a=b c=d`` -> [(a, b), (c, d)]; None for a value that is not a pair."""
+    pairs = []
+    for value in values or []:
+        first, sep, second = value.partition("=")
+        if not sep or not first.strip() or not second.strip():
+            return None
+        pairs.append((first.strip(), second.strip()))
+    return pairs
+
+
+def nothing_compared(result: Comparison, variants: bool) -> str:
+    """Why no row came out, without contradiction: the pairs that were refused say why in
+    the notes; else what each run holds."""
+    if variants:
+        return (
+            "--variants found no two variants of one task within a model on the same items "
+            "(runs of one model whose task names of one benchmark, options, seeds or "
+            "generation settings differ; TASK_A=TASK_B names a pair)"
+        )
+    refused = [note for note in result.notes if "not paired" in note]
+    if refused:
+        return (
+            f"no two runs could be compared: {len(refused)} "
+            + ("pair differs" if len(refused) == 1 else "pairs differ")
+            + " (the notes above name each difference and the option that compares them)"
+        )
+    held = "; ".join(f"{s.letter}: {', '.join(sorted(s.tasks))}" for s in result.sides)
+    return f"no task is held by two of the runs with comparable items ({held})"
+
+
+def _report(
+    args: argparse.Namespace, result: Comparison, notes: list[str], target: float | None
+) -> int:
     result.notes = notes + result.notes
     if not result.rows:
         _print_notes(result.notes, sys.stderr)
-        held = "; ".join(f"{s.letter}: {', '.join(sorted(s.tasks))}" for s in all_sides)
-        print(
-            "conceptcomb: error: no task is held by two of the runs with comparable items "
-            f"({held})",
-            file=sys.stderr,
-        )
+        reason = nothing_compared(result, args.variants is not None)
+        print(f"conceptcomb: error: {reason}", file=sys.stderr)
         return 1
+    plans = planned(result, target) if target is not None else None
     if args.json:
-        print(json.dumps(to_json(result), indent=2, allow_nan=False))
+        found = to_json(result)
+        if plans is not None:
+            for entry, plan in zip(found["comparisons"], plans, strict=True):
+                entry["items_needed"] = _clean(plan.to_json())
+            found["target_difference"] = target
+        print(json.dumps(found, indent=2, allow_nan=False))
     elif args.csv:
         print(to_csv(result), end="")
     else:
         print(table(result))
+        if plans is not None:
+            print("\n".join(planning_lines(result, plans)))
     return 0
+
+
+# --- planning the items ----------------------------------------------------------------------
+def planned(result: Comparison, target: float) -> list[stats.ItemsNeeded]:
+    """Each row's items needed to detect ``target`` (`stats.items_needed`)."""
+    return [stats.items_needed(row.result, target) for row in result.rows]
+
+
+def task_size(result: Comparison, task: str) -> int | None:
+    """The items of a task of this package (its card's ``dataset_samples``), else None."""
+    from conceptcomb.benchmarks import get
+
+    for side in result.sides:
+        for items in side.tasks.get(task, []):
+            if items.benchmark:
+                card = get(items.benchmark).card
+                return card.tasks[task].dataset_samples if task in card.tasks else None
+    return None
+
+
+def planning_lines(result: Comparison, plans: list[stats.ItemsNeeded]) -> list[str]:
+    """One line per row: the items (and units) needed, and whether the task has them."""
+    if not plans:
+        return []
+    target = number_text(plans[0].target)
+    lines = [
+        "",
+        f"Items needed to find a true difference of {target} with 80% power at 5% "
+        "(two-sided), from these runs' spread and correlation:",
+    ]
+    for row, plan in zip(result.rows, plans, strict=True):
+        where = f"  {row.task} {row.metric}" + (
+            f" ({row.a} - {row.b})" if len(result.sides) > 2 else ""
+        )
+        if plan.items is None:
+            lines.append(f"{where}: no spread in the paired differences to plan from")
+            continue
+        text = f"{where}: {plan.items:,} items"
+        if plan.units is not None:
+            text += f" ({plan.units:,} {plan.unit or 'units'}; design effect "
+            text += f"{plan.design_effect:.2f})"
+        text += f" [{plan.method}; paired now: {row.result.n:,}]"
+        size = task_size(result, row.task)
+        if size is not None and plan.items > size:
+            text += f"; the task has {size:,} items: fewer than needed"
+        elif size is not None:
+            text += f"; the task has {size:,}"
+        lines.append(text)
+    return lines
+
+
+def held_by_argument(arguments: list[Path], all_sides: list[Side]) -> str:
+    """What each RUN argument holds, named: "out/a: 1 run (smollm2 (lm-eval)); out/b: none
+    (no per-item scores of any task in it)"."""
+    parts = []
+    for argument in arguments:
+        mine = [side.label for side in all_sides if side.argument == str(argument)]
+        if mine:
+            runs = "1 run" if len(mine) == 1 else f"{len(mine)} runs"
+            parts.append(f"{argument}: {runs} ({', '.join(mine)})")
+        else:
+            parts.append(f"{argument}: none (no per-item scores of any task in it)")
+    return "; ".join(parts)
 
 
 def _clean(value: Any) -> Any:
@@ -196,7 +342,7 @@ def to_csv(result: Comparison) -> str:
     writer = csv.DictWriter(out, CSV_FIELDS, extrasaction="ignore")
     writer.writeheader()
     for row in result.rows:
-        writer.writerow(_clean(row.to_json()))
+        writer.writerow(_clean({**row.to_json(), "differs": "; ".join(row.differs)}))
     return out.getvalue()
 
 
@@ -240,8 +386,11 @@ def table(result: Comparison) -> str:
         f"  {s.letter} = {s.label}" + ("" if s.argument in s.label else f": {s.argument}")
         for s in result.sides
     ]
-    several = len(result.sides) > 2
+    variants = any(row.differs for row in result.rows)
+    several = len(result.sides) > 2 or (variants and len(result.sides) > 1)
     header = [*COLUMNS]
+    if variants:
+        header.insert(2, VARIANTS_COLUMN)
     if several:
         header.insert(2, "runs")
     body = []
@@ -260,12 +409,16 @@ def table(result: Comparison) -> str:
             number_text(r.mdd),
             method_text(r),
         ]
+        if variants:
+            cells.insert(2, "; ".join(row.differs))
         if several:
             cells.insert(2, f"{row.a} - {row.b}")
         body.append(cells)
     widths = [max(len(str(c)) for c in column) for column in zip(header, *body, strict=True)]
     numeric = {
-        i for i, name in enumerate(header) if name not in ("task", "metric", "method", "runs")
+        i
+        for i, name in enumerate(header)
+        if name not in ("task", "metric", "method", "runs", VARIANTS_COLUMN)
     }
     for cells in [header, *body]:
         parts = [
@@ -285,8 +438,19 @@ def table(result: Comparison) -> str:
     return "\n".join(lines)
 
 
+# A stable id: the pinned file's sha256, then the item's key ("test.jsonl:1234").
+_STABLE_ID = re.compile(r"^[0-9a-f]{64}:(.+)$")
+
+
+def readable(item: str) -> str:
+    """An item's key as a reader finds it in the data (the file and its id), without the
+    file's sha256 its stable id starts with; other ids as they are."""
+    match = _STABLE_ID.match(item)
+    return match.group(1) if match else item
+
+
 def _listed(ids: list[str]) -> str:
-    shown = ", ".join(ids[:MOST_LISTED])
+    shown = ", ".join(readable(i) for i in ids[:MOST_LISTED])
     return shown + (
         f", … ({len(ids) - MOST_LISTED} more: --json lists all)" if len(ids) > MOST_LISTED else ""
     )

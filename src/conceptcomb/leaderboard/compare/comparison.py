@@ -65,6 +65,8 @@ class Row:
     result: stats.Difference
     label: str = ""  # "different prompts" where they were allowed
     p_holm: float | None = None
+    # --variants: what differs between variant A and variant B ("order: x vs y"), each a line
+    differs: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -75,6 +77,7 @@ class Row:
             **self.result.to_json(),
             "p_holm": self.p_holm,
             "label": self.label,
+            **({"differs": self.differs} if self.differs else {}),
         }
 
 
@@ -163,7 +166,7 @@ def averaged(runs: list[TaskItems]) -> TaskItems:
         first.version, common, benchmark=first.benchmark, unit=first.unit,
         prompt_format=first.prompt_format, demonstrations=first.demonstrations,
         fingerprint=dict(first.fingerprint), data_hashes=first.data_hashes,
-        skipped=dict(first.skipped), judged=set(first.judged),
+        skipped=dict(first.skipped), judged=set(first.judged), settings=dict(first.settings),
         # runs of one side by several judges: no judge (its judged metrics are not paired)
         judge=first.judge if all(same_judges(r.judge, first.judge) for r in runs) else [],
     )  # fmt: skip
@@ -292,6 +295,7 @@ class Pairing:
     label: str = ""
     judges_differ: bool = False  # compared anyway (allow_different_judges): rows labelled
     left_out: set[str] = field(default_factory=set)  # metrics not paired (another judge)
+    differs: list[str] = field(default_factory=list)  # variants: what differs, A vs B
 
     def label_of(self, metric: str) -> str:
         """The row's label: different prompts, and different judges for a judged metric."""
@@ -421,6 +425,8 @@ def compare(
     tasks = list(dict.fromkeys(task for side in all_sides for task in side.tasks))
     for task in tasks:
         holding = [side for side in all_sides if task in side.tasks]
+        if len(holding) == 1 and len(all_sides) > 1:
+            result.notes.append(f"{task}: only {holding[0].letter} holds it, not compared")
         for side in holding:
             if len(side.tasks[task]) > 1:
                 result.notes.append(
@@ -443,16 +449,65 @@ def compare(
     return result
 
 
+# Settings that change what the model is asked (the rest are generation settings).
+PROMPT_SETTINGS = ("demonstrations",)
+# A sampling seed of several runs of one model in one RUN is what `conceptcomb seeds` varies:
+# those runs are averaged per item, not variants.
+SAMPLING_SEED = "sampling seed"
+VARIANTS_HINT = "--variants compares them as variants of one model"
+
+
+def setting_changes(a: TaskItems, b: TaskItems) -> list[tuple[str, str, str]]:
+    """(setting, a's, b's) for every setting the two runs were run with differently. Runs of
+    two frameworks name their settings differently: there the fingerprint (prompts and
+    options) alone says what differs."""
+    if a.framework != b.framework:
+        return []
+    keys = list(dict.fromkeys([*a.settings, *b.settings]))
+    return [
+        (key, a.settings.get(key, "–"), b.settings.get(key, "–"))
+        for key in keys
+        if a.settings.get(key) != b.settings.get(key)
+    ]
+
+
+def _asks_otherwise(key: str, a: TaskItems, b: TaskItems) -> bool:
+    """A setting that changes the prompt (a task option, the demonstrations), not the
+    generation."""
+    option = f"option {key}"
+    return key in PROMPT_SETTINGS or option in a.fingerprint or option in b.fingerprint
+
+
+# Fingerprint entries recorded as hashes: their values say nothing to a reader.
+HASHED = ("prompt templates", "task config", "solvers", "pinned data")
+
+
+def differences_text(differ: list[tuple[str, str, str]]) -> str:
+    """ "solvers differ; task version: 1.0 vs 1.1": hashes named, readable values shown."""
+    return "; ".join(
+        f"{key} differ" if key in HASHED else f"{key}: {va} vs {vb}" for key, va, vb in differ
+    )
+
+
+def changes_text(changes: list[tuple[str, str, str]]) -> str:
+    """ "order: easy_to_hard vs hard_to_easy; seed: 0 vs 1"."""
+    return "; ".join(f"{key}: {va} vs {vb}" for key, va, vb in changes)
+
+
 def _pair(
     first: Side, second: Side, task: str, result: Comparison, allow_different_prompts: bool
 ) -> Pairing | None:
-    """The two runs' items paired, or None (a line in the notes) where they differ."""
+    """The two runs' items paired, or None (a line in the notes) where they differ: one line
+    naming each difference and the option that compares them anyway."""
     a, b = first.task(task), second.task(task)
     letters = (first.letter, second.letter)
-    differ = differences(a, b)
+    changes = setting_changes(a, b)
+    named = {f"option {key}" for key, *_ in changes}
+    differ = [d for d in differences(a, b) if d[0] not in named]  # options: named by value
+    where = f"{task}: {first.letter} ({a.source}) and {second.letter} ({b.source})"
     label = ""
     if differ:
-        what = "; ".join(f"{key}: {va} vs {vb}" for key, va, vb in differ)
+        what = "; ".join(filter(None, [changes_text(changes), differences_text(differ)]))
         prompts_only = all(key in PROMPT_KEYS or key.startswith("option ") for key, *_ in differ)
         if not (prompts_only and allow_different_prompts):
             hint = (
@@ -460,16 +515,151 @@ def _pair(
                 if prompts_only
                 else ": not comparable"
             )
-            result.notes.append(
-                f"{task}: {first.letter} ({a.source}) and {second.letter} ({b.source}) differ "
-                f"({what}), not paired{hint}"
-            )
+            if prompts_only and a.model == b.model:
+                hint += f"; {VARIANTS_HINT}"
+            result.notes.append(f"{where} differ ({what}), not paired{hint}")
             return None
         label = DIFFERENT_PROMPTS
+    if changes and a.model == b.model:  # one model run two ways: never paired silently
+        result.notes.append(
+            f"{where} differ in {changes_text(changes)}: not paired; {VARIANTS_HINT}"
+        )
+        return None
+    prompt_changes = [c for c in changes if _asks_otherwise(c[0], a, b)]
+    if prompt_changes and not allow_different_prompts:
+        result.notes.append(
+            f"{where} differ in {changes_text(prompt_changes)}, not paired: "
+            "--allow-different-prompts compares them anyway"
+        )
+        return None
+    if changes:
+        result.notes.append(f"{where} differ in {changes_text(changes)}: compared as they are")
+        label = ", ".join(x for x in (label, changes_text(prompt_changes)) if x)
     rows_a, rows_b, unpaired = _pairing(a, b)
     unpaired.a, unpaired.b = letters
     result.unpaired.append(unpaired)
     return Pairing(a, b, letters, rows_a, rows_b, label)
+
+
+# --- variants of one model (--variants) ----------------------------------------------------
+@dataclass
+class Variant:
+    """One way a model ran a task: its runs with the same settings, averaged per item."""
+
+    letter: str  # the side (RUN argument) it comes from
+    items: TaskItems
+
+
+def _variant_key(items: TaskItems) -> tuple[str, ...]:
+    settings = {k: v for k, v in items.settings.items() if k != SAMPLING_SEED}
+    return (items.task, repr(sorted(settings.items())), repr(sorted(items.fingerprint.items())))
+
+
+def model_variants(all_sides: list[Side]) -> dict[tuple[str, str], list[Variant]]:
+    """(model, framework) -> its variants, in the order of the RUN arguments: runs of a task
+    with the same settings (seeds of `conceptcomb seeds` aside) are one variant, averaged."""
+    found: dict[tuple[str, str], list[Variant]] = {}
+    for side in all_sides:
+        for runs in side.tasks.values():
+            groups: dict[tuple[str, ...], list[TaskItems]] = {}
+            for run in runs:
+                groups.setdefault(_variant_key(run), []).append(run)
+            for members in groups.values():
+                first = members[0]
+                variant = Variant(side.letter, averaged(members))
+                found.setdefault((first.model, first.framework), []).append(variant)
+    return found
+
+
+def variant_differences(a: TaskItems, b: TaskItems) -> list[str]:
+    """What differs between two variants, each a line: the task, each setting with both
+    values, and the prompts where their templates or solvers differ."""
+    lines = [f"task: {a.task} vs {b.task}"] if a.task != b.task else []
+    lines += [f"{key}: {va} vs {vb}" for key, va, vb in setting_changes(a, b)]
+    if a.task == b.task:  # another task's templates differ as a matter of course
+        prompts = [d for d in differences(a, b) if d[0] in PROMPT_KEYS]
+        lines += [differences_text([d]) for d in prompts]
+    return lines
+
+
+def _candidates(x: TaskItems, y: TaskItems, named: set[tuple[str, str]]) -> bool:
+    """Variants of one task: tasks of one benchmark of ours, one task of another package,
+    or a pair the user named (``--variants a=b``)."""
+    if (x.task, y.task) in named or (y.task, x.task) in named:
+        return True
+    if x.benchmark or y.benchmark:
+        return x.benchmark == y.benchmark
+    return x.task == y.task
+
+
+def _variant_pairing(
+    first: Variant, second: Variant, named: set[tuple[str, str]], result: Comparison
+) -> Pairing | None:
+    """Two variants paired on the items both hold (the same ids and data), or None."""
+    x, y = first.items, second.items
+    if (y.task, x.task) in named and (x.task, y.task) not in named:
+        first, second, x, y = second, first, y, x  # A as the user named it
+    if not _candidates(x, y, named):
+        return None
+    differs = variant_differences(x, y)
+    if not differs:
+        return None  # the same settings: runs of one variant, not two
+    for key in ("pinned data", "task version"):
+        if x.fingerprint.get(key, "") != y.fingerprint.get(key, "") and x.task == y.task:
+            result.notes.append(f"{x.task}: {key} differ, not variants of one task")
+            return None
+    rows_a, rows_b, unpaired = _pairing(x, y)
+    if len(rows_a) < 2:
+        return None  # other items (ccpt_pi_emergent and ccpt_npc_emergent)
+    if unpaired.count:
+        unpaired.a, unpaired.b = first.letter, second.letter
+        result.unpaired.append(unpaired)
+    pairing = Pairing(x, y, (first.letter, second.letter), rows_a, rows_b)
+    judged = (x.judged | y.judged) & set(x.metrics) & set(y.metrics)
+    if judged and not same_judges(x.judge, y.judge):  # never variants of each other
+        pairing.left_out = judged
+        result.notes.append(
+            f"{x.task} vs {y.task}: scored by different judges ({judge_text(x.judge)}; "
+            f"{judge_text(y.judge)}): {', '.join(sorted(judged))} not compared as variants"
+        )
+    pairing.differs = differs
+    return pairing
+
+
+def compare_variants(
+    all_sides: list[Side],
+    named: Sequence[tuple[str, str]] = (),
+    n_resamples: int = stats.N_RESAMPLES,
+    seed: int = stats.SEED,
+    only: Callable[[str, str], bool] | None = None,
+) -> Comparison:
+    """Within each model, every two variants of one task on the items both hold (different
+    task names of one benchmark, one task run with other options, seeds or generation
+    settings, and the pairs ``named``); rows name what differs; Holm over all."""
+    result = Comparison(all_sides, n_resamples=n_resamples, seed=seed)
+    distributions = _Distributions(n_resamples, seed)
+    wanted = set(named)
+    for variants in model_variants(all_sides).values():
+        for i, first in enumerate(variants):
+            for second in variants[i + 1 :]:
+                pairing = _variant_pairing(first, second, wanted, result)
+                if pairing is None:
+                    continue
+                rows, notes = _compare_task([pairing], distributions, only)
+                task = (
+                    pairing.a.task
+                    if pairing.a.task == pairing.b.task
+                    else (f"{pairing.a.task} vs {pairing.b.task}")
+                )
+                for row in rows:
+                    row.task, row.differs = task, pairing.differs
+                result.rows += rows
+                result.notes += notes
+    result.notes = list(dict.fromkeys(result.notes))
+    adjusted = stats.holm([row.result.p for row in result.rows])
+    for row, p in zip(result.rows, adjusted, strict=True):
+        row.p_holm = p
+    return result
 
 
 # --- judges -------------------------------------------------------------------------------
@@ -528,3 +718,26 @@ def rescore_hint(first: Side, second: Side, a: TaskItems, b: TaskItems) -> str:
             "rescored.samples.jsonl"
         )
     return why
+
+
+# --- two runs of any tasks on the same items (the report's variants) -------------------------
+Distributions = _Distributions
+
+
+def compare_pairing(
+    a: TaskItems, b: TaskItems, distributions: _Distributions, metrics: set[str]
+) -> tuple[list[tuple[str, stats.Difference]], list[str]]:
+    """A - B for each of ``metrics`` both hold, on the items both hold (same ids and data),
+    as `compare` compares two runs of a task: (metric, difference) pairs, and the notes."""
+    rows_a, rows_b, _ = _pairing(a, b)
+    pairing = Pairing(a, b, ("A", "B"), rows_a, rows_b)
+    judged = (a.judged | b.judged) & set(a.metrics) & set(b.metrics) & metrics
+    differ = []
+    if judged and not same_judges(a.judge, b.judge):  # never variants of each other
+        pairing.left_out = judged
+        differ.append(
+            f"{', '.join(sorted(judged))}: scored by different judges ({judge_text(a.judge)}; "
+            f"{judge_text(b.judge)}), not paired"
+        )
+    rows, notes = _compare_task([pairing], distributions, lambda _, metric: metric in metrics)
+    return [(row.metric, row.result) for row in rows], differ + notes

@@ -73,6 +73,9 @@ class TaskItems:
     skipped: dict[str, str] = field(default_factory=dict)  # metric -> why not compared
     benchmark: str | None = None  # ours; None for another package's task
     judged: set[str] = field(default_factory=set)  # metrics a judge's ratings decide
+    # What the run was run with, readable (options, demonstrations, generation settings,
+    # seeds): two runs of a task that differ here are variants, named by what differs.
+    settings: dict[str, str] = field(default_factory=dict)
     judge: list[JudgeRecord] = field(default_factory=list)  # its judge(s); []: not recorded
 
     @property
@@ -106,6 +109,40 @@ def _task_options(options: dict[str, Any]) -> dict[str, Any]:
         for key, value in options.items()
         if not any(part in key for part in _NOT_THE_TASK)
     }
+
+
+def _text(value: Any) -> str:
+    """A setting's value as a line shows it (a string as it is, others as JSON)."""
+    if isinstance(value, str):
+        if not value or value != value.strip():
+            return json.dumps(value)  # "" and spaces shown as such
+        return value if len(value) <= 60 else json.dumps(value[:57] + "...")
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+# Generation settings that do not change what a model is asked or how it answers.
+_NOT_GENERATION = ("until", "batch_size", "limit", "max_connections", "num_concurrent")
+
+
+def generation_settings(generation: dict[str, Any], task: str) -> dict[str, str]:
+    """A run's generation settings for one task (lm-eval's ``--gen_kwargs``, its task's
+    generation_kwargs and ``--seed``; Inspect's generate config), readable."""
+    found: dict[str, Any] = {}
+    task_kwargs = (generation.get("task_generation_kwargs") or {}).get(task) or {}
+    for source in (task_kwargs, generation.get("gen_kwargs") or {}):
+        if isinstance(source, dict):
+            found.update(source)
+    config = generation.get("generate_config")
+    if isinstance(config, dict):
+        found.update({k: v for k, v in config.items() if v is not None})
+    if generation.get("random_seed") is not None:
+        found["sampling seed"] = generation["random_seed"]
+    return {k: _text(v) for k, v in found.items() if k not in _NOT_GENERATION}
+
+
+def option_settings(options: dict[str, Any]) -> dict[str, str]:
+    """A task's options (judge, cache and data folder aside), readable."""
+    return {key: _text(value) for key, value in _task_options(options).items()}
 
 
 # --- prompts --------------------------------------------------------------------------------
@@ -178,6 +215,10 @@ def bundle_task_items(
     found.fingerprint.update(
         {f"option {k}": _hash(v) for k, v in _task_options(record.get("options") or {}).items()}
     )
+    found.settings = option_settings(record.get("options") or {})
+    if record.get("num_fewshot") is not None:
+        found.settings["demonstrations"] = str(record["num_fewshot"])
+    found.settings.update(generation_settings(bundle.get("generation") or {}, task))
     wanted_corpus = []
     means = [name for name, info in infos.items() if info.aggregation == "mean"]
     table = np.full((len(items), len(means)), np.nan)
@@ -288,8 +329,21 @@ def lm_eval_items(path: Path, run: Run, cluster: str | None) -> tuple[list[TaskI
         items.framework, items.model, items.source = LM_EVAL, run.model.label, str(path)
         items.version, items.prompt_format = task.version, fmt
         items.demonstrations = task.num_fewshot
-        config.pop("metadata", None)
+        metadata = config.pop("metadata", None) or {}
+        # Generation settings and the demonstrations' number are settings (named when they
+        # differ), not the task's config: two temperatures are variants of one prompt.
+        task_kwargs = config.pop("generation_kwargs", None) or {}
+        config.pop("num_fewshot", None)
         items.fingerprint = {"task version": str(task.version), "task config": _hash(config)}
+        items.settings = option_settings(
+            {k: v for k, v in metadata.items() if k != "version"}
+            if isinstance(metadata, dict)
+            else {}
+        )
+        if task.num_fewshot is not None:
+            items.settings["demonstrations"] = str(task.num_fewshot)
+        generation = {**run.generation, "task_generation_kwargs": {name: task_kwargs}}
+        items.settings.update(generation_settings(generation, name))
         found.append(items)
     return found, notes
 
@@ -380,11 +434,21 @@ def inspect_items(
         )
     plan = [[step.solver, step.params] for step in log.plan.steps] if log.plan else []
     items.prompt_format = CHAT_TURNS
+    arguments = _task_options(dict(spec.task_args or {}))
     items.fingerprint = {
         "task version": str(items.version),
         "solvers": _hash(plan),
-        "task arguments": _hash(_task_options(dict(spec.task_args or {}))),
+        **{f"option {k}": _hash(v) for k, v in arguments.items()},
     }
+    items.settings = option_settings(arguments)
+    config = (
+        spec.model_generate_config.model_dump(exclude_none=True)
+        if spec.model_generate_config
+        else {}
+    )
+    items.settings.update(generation_settings({"generate_config": config}, task))
+    if spec.config and spec.config.epochs and spec.config.epochs > 1:
+        items.settings["epochs"] = str(spec.config.epochs)
     if cluster:
         units = [docs[i].get(cluster) if isinstance(docs[i], dict) else None for i in ids]
         if all(u is not None for u in units):

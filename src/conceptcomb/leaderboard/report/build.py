@@ -6,6 +6,10 @@ For each benchmark the runs touch it writes, into ``DIR``:
 * ``<benchmark>.md`` with every table of the benchmark,
 * ``<benchmark>_<plot>.png`` (matplotlib) and
 * ``<benchmark>.html``: the tables and the plots in one page with no external resource;
+* under each table whose rows a variant and its reference of one model share (CGGC's id
+  and ood, CCPT's methods and Base, AbsPyramid's formats), their paired differences with
+  95% intervals and Holm-adjusted p (`conceptcomb.leaderboard.report.variants`), also as
+  ``<table>_differences.csv`` and ``<table>_differences.png``;
 * per task that two runs hold: its runs ranked with confidence (rank intervals, values with
   95% intervals; one ranking per judge where a judge decides the headline metric) and
   ``<task>_differences.png`` (``<task>_judgeN_differences.png``), the pairwise differences
@@ -80,6 +84,11 @@ def write_report(
         )
     out.mkdir(parents=True, exist_ok=True)
     written = Written()
+    from conceptcomb.leaderboard.report import variants
+
+    written.warnings += variants.add_differences(
+        [table for tables in found.values() for table in tables], data_dir
+    )
     rankings = _rankings(runs, paths, data_dir)
     for benchmark, tables in found.items():
         sections, markdown = [], [f"## {get(benchmark).title}\n"]
@@ -91,6 +100,8 @@ def write_report(
             sections.append(render.html_table(table))
             if with_plots:
                 sections += _plots(table, out, written)
+            if table.differences:
+                _differences(table, out, written, markdown, sections, with_plots)
         texts, parts, files, warnings = ranking_sections(rankings, benchmark, out, with_plots)
         markdown += texts
         sections += parts
@@ -105,6 +116,33 @@ def write_report(
     for run in runs:
         written.warnings += run.notes
     return written
+
+
+def _differences(
+    table: Table,
+    out: Path,
+    written: Written,
+    markdown: list[str],
+    sections: list[str],
+    with_plots: bool,
+) -> None:
+    """The table's paired differences: Markdown and HTML under it, a CSV and a figure."""
+    from conceptcomb.leaderboard.report import variants
+
+    markdown.append(variants.markdown(table))
+    sections.append(variants.html_table(table))
+    csv_path = out / f"{table.key}_differences.csv"
+    variants.write_csv(table, csv_path)
+    written.files.append(csv_path)
+    if not with_plots:
+        return
+    try:
+        path, caption = variants.differences_plot(table, out / f"{table.key}_differences.png")
+    except ConfigError as err:  # matplotlib missing: the tables still come out
+        written.warnings.append(str(err))
+        return
+    written.files.append(path)
+    sections.append(render.html_figure(path, caption))
 
 
 def _rankings(runs: list[Run], paths: list[Path] | None, data_dir: str | None) -> list[TaskRanking]:

@@ -32,6 +32,12 @@ libraries compute what they can:
   that a two-sided 5% test finds with 80% power given this number of items and the observed
   spread of the differences (Miller's power analysis; statsmodels' ``TTestPower`` for the
   paired t test, (z_0.975 + z_0.80) x standard error otherwise);
+* the items a paired test needs (`items_needed`, ``compare --target-difference``): from a
+  pilot comparison's spread of the per-item differences, the n at which a two-sided 5% paired
+  t test finds a true difference D with 80% power (statsmodels' ``TTestPower().solve_power``
+  on the effect size D / s_d); where items share units, that n times the design effect
+  (the clustered variance of the mean difference over the independent one, Kish 1965), and
+  the units it takes at the pilot's items per unit; for a corpus metric n x (2.80 SE / D)^2;
 * Holm's step-down adjustment of all the p-values printed together (`holm`:
   ``statsmodels.stats.multitest.multipletests(method="holm")``).
 """
@@ -175,6 +181,7 @@ class Difference:
     unit: str | None = None
     resamples: int | None = None
     level: float = LEVEL
+    sd: float | None = None  # the per-item differences' standard deviation (mean metrics)
 
     def to_json(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
@@ -306,6 +313,7 @@ def paired_differences(
                 clusters=clusters,
                 unit=unit if clusters else None,
                 level=level,
+                sd=float(sd[row]),
             )
         )
     return found
@@ -354,6 +362,58 @@ def mdd_normal(stderr: float) -> float:
     """Minimum detectable difference from a standard error (clustered, bootstrap):
     (z_{1-alpha/2} + z_{power}) x SE = 2.80 x SE for 5% and 80%."""
     return _z_sum() * stderr
+
+
+@dataclass(frozen=True)
+class ItemsNeeded:
+    """How many items (and units) a paired comparison needs to find a true difference
+    ``target`` with 80% power at 5% (two-sided), planned from a pilot comparison."""
+
+    target: float
+    items: int | None  # None: the pilot's differences have no spread to plan from
+    method: str  # "paired t", "paired t, design effect", "normal, from the bootstrap SE"
+    effect_size: float | None = None  # target / s_d (Cohen's d of the differences)
+    design_effect: float | None = None  # clustered variance / independent variance
+    units: int | None = None  # units (noun phrases, concept sets) at the pilot's items per unit
+    unit: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {key: value for key, value in asdict(self).items() if value is not None}
+
+
+def solve_items(effect_size: float, alpha: float = ALPHA, power: float = POWER) -> float:
+    """The (fractional) n at which a two-sided paired t test of this effect size has this
+    power: ``statsmodels.stats.power.TTestPower().solve_power``."""
+    from statsmodels.stats.power import TTestPower
+
+    found = TTestPower().solve_power(
+        effect_size=effect_size, alpha=alpha, power=power, alternative="two-sided"
+    )
+    return float(np.ravel(found)[0])
+
+
+def items_needed(pilot: Difference, target: float) -> ItemsNeeded:
+    """The items a paired test needs to detect ``target`` (in the metric's units), from a
+    pilot `Difference`: its differences' spread (which holds the runs' correlation:
+    Var(a - b) = Var(a) + Var(b) - 2 Cov(a, b)). Clustered pilots inflate the independent
+    n by the design effect (SE_clustered / SE_independent)^2 and give the units that many
+    items take; a bootstrap pilot scales its n by (2.80 SE / target)^2."""
+    target = abs(float(target))
+    if pilot.sd is None:  # a corpus metric: the standard error shrinks as 1 / sqrt(n)
+        if not pilot.stderr or not math.isfinite(pilot.stderr):
+            return ItemsNeeded(target, None, BOOTSTRAP_METHOD)
+        items = math.ceil(pilot.n * (_z_sum() * pilot.stderr / target) ** 2)
+        return ItemsNeeded(target, max(items, 2), "normal, from the bootstrap SE")
+    if pilot.sd == 0.0:
+        return ItemsNeeded(target, None, "paired t")
+    effect = target / pilot.sd
+    independent = solve_items(effect)
+    if not pilot.clusters:
+        return ItemsNeeded(target, math.ceil(independent), "paired t", effect)
+    design = (pilot.stderr * math.sqrt(pilot.n) / pilot.sd) ** 2
+    items = math.ceil(independent * design)
+    units = math.ceil(items * pilot.clusters / pilot.n)
+    return ItemsNeeded(target, items, "paired t, design effect", effect, design, units, pilot.unit)
 
 
 # --- many comparisons -----------------------------------------------------------------------
