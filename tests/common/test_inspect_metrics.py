@@ -100,3 +100,11 @@ def test_the_score_keeps_counts_and_grouped_means_beside_the_record(
     assert set(score.metadata[GROUPED_METRICS]) == {"cell", "fails"}
     expected = values_of(1, 2)
     assert score_values(score) == pytest.approx(expected, nan_ok=True)
+
+
+def test_totals_and_means_equal_epochs_change_nothing(tiktoken_offline: None) -> None:
+    """pytest-inspect-evals' check: equal epochs give one epoch's `totals` and `means`."""
+    from pytest_inspect_evals.metrics import assert_agreeing_epochs_change_nothing
+
+    scores = [ITEMS.score(values_of(sample, 1)) for sample in range(SAMPLES)]
+    assert_agreeing_epochs_change_nothing(ITEMS.metrics(), scores)

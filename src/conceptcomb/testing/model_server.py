@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from conceptcomb.testing.judge_server import (
@@ -26,12 +26,14 @@ from conceptcomb.testing.judge_server import (
 
 class ModelServer(LoopbackServer):
     """Chat completions with the reply fixed for each prompt; ``default`` for others. A
-    request asking for ``logprobs`` gets ``top_logprobs`` (token -> log probability) as its
-    first token's alternatives, when given."""
+    prompt given a list of replies gets them in turn, one per time it is asked, then again
+    from the first (epochs or repeats that disagree). A request asking for ``logprobs``
+    gets ``top_logprobs`` (token -> log probability) as its first token's alternatives,
+    when given."""
 
     def __init__(
         self,
-        replies: Mapping[str, str],
+        replies: Mapping[str, str | Sequence[str]],
         default: str | None = None,
         top_logprobs: Mapping[str, float] | None = None,
         record: bool = False,
@@ -44,11 +46,13 @@ class ModelServer(LoopbackServer):
         self.last: float | None = None
         self.asked = 0
         self.unknown = 0  # prompts with no fixed reply
+        self._turns: dict[str, int] = {}  # times each prompt with several replies was asked
 
     def reset(self) -> None:
         self.first = self.last = None
         self.asked = self.unknown = 0
         self.bodies = []
+        self._turns.clear()
 
     async def _route(self, request: Request) -> bytes:
         if request.method != "POST" or not request.path.rstrip("/").endswith("/chat/completions"):
@@ -60,7 +64,7 @@ class ModelServer(LoopbackServer):
         if self.record:
             self.bodies.append(chat)
         prompt = _prompt_of(chat)
-        reply = self.replies.get(prompt)
+        reply = self._reply(prompt)
         if reply is None:
             self.unknown += 1
             reply = self.default or ""
@@ -68,6 +72,14 @@ class ModelServer(LoopbackServer):
         if chat.get("logprobs") and self.top_logprobs:
             completion["choices"][0]["logprobs"] = {"content": [self._first_token()]}
         return _response(200, completion)
+
+    def _reply(self, prompt: str) -> str | None:
+        fixed = self.replies.get(prompt)
+        if fixed is None or isinstance(fixed, str):
+            return fixed
+        turn = self._turns.get(prompt, 0)
+        self._turns[prompt] = turn + 1
+        return fixed[turn % len(fixed)]
 
     def _first_token(self) -> dict[str, Any]:
         """The first token's log probability and alternatives (OpenAI's layout)."""
