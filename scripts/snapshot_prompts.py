@@ -26,7 +26,7 @@ in both frameworks (the item's gold answer as the reply, a loopback server answe
 The data: ``--shared-data`` (default ``../shared/data`` beside the checkout, or
 ``CONCEPTCOMB_TEST_DATA``) for CCPT and McRae; CGGC reads its packaged dataset; AbsPyramid's
 hub files are not available offline, so its tasks read the test fixtures
-(``tests/abspyramid/fixtures``) with the 30 real detection records of
+(``tests/fixtures/abspyramid``) with the 30 real detection records of
 ``<shared-data>/abspyramid/sample_detection.jsonl`` put first, as the tests do. The JSON says
 which source each benchmark read (``meta.data``). Judges are off (``judge=off``) except in
 the judge section. Everything runs offline, in fresh caches.
@@ -59,7 +59,7 @@ if TYPE_CHECKING:  # the package is imported after prepare_environment
     from conceptcomb.testing.judge_server import LoopbackServer
 
 REPO = Path(__file__).resolve().parents[1]
-ABSPYRAMID_FIXTURES = REPO / "tests" / "abspyramid" / "fixtures"
+ABSPYRAMID_FIXTURES = REPO / "tests" / "fixtures" / "abspyramid"
 DETECTION = "AbsPyramid_Detection"
 LM_EVAL_FEWSHOT_SEED = 1234  # lm-eval's default --fewshot_random_seed
 JUDGED_TASKS = ("ccpt_pi_emergent", "ccpt_pi_canceled", "ccpt_npc_emergent", "cggc_ood_verified")
@@ -108,7 +108,7 @@ def prepare_environment(work: Path, shared: Path) -> dict[str, str]:
         sources[key] = f"shared data ({key}/)"
     abspyramid_folder(root / "abspyramid", shared)
     sources["abspyramid"] = (
-        "test fixtures: tests/abspyramid/fixtures + shared abspyramid/sample_detection.jsonl "
+        "test fixtures: tests/fixtures/abspyramid + shared abspyramid/sample_detection.jsonl "
         "(the hub files are not available offline)"
     )
     sources["cggc"] = "the packaged dataset (src/conceptcomb/cggc/packaged_data)"

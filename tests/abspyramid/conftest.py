@@ -16,7 +16,8 @@ import pytest
 
 from tests.conftest import SHARED_DATA, read_jsonl, require_shared_data
 
-FIXTURES = Path(__file__).parent / "fixtures"
+# Outside the collected test packages (tests/fixtures/: data, not a test package).
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "abspyramid"
 REAL_SAMPLE = SHARED_DATA / "abspyramid" / "sample_detection.jsonl"
 DETECTION = "AbsPyramid_Detection"
 

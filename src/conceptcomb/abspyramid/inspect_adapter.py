@@ -51,22 +51,36 @@ TOP_LOGPROBS = 20
 
 @metric
 def detection_corpus() -> Metric:
-    """Macro-F1 and ROC-AUC over all samples (from each score's label, prediction, P(Yes))."""
+    """Macro-F1 and ROC-AUC over all samples (from each score's label, prediction, P(Yes)).
+
+    Read as the epoch reducer leaves them: under ``mean`` (the default) a sample's
+    prediction is its share of Yes over the epochs, so a sample right in one of two epochs
+    is half right (`conceptcomb.abspyramid.metrics.macro_f1`), and P(Yes) its mean; under
+    ``mode`` one verdict per sample (the first epoch's on a tie). The gold label is the
+    same in every epoch.
+    """
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         values = [score.score.value for score in scores if isinstance(score.score.value, dict)]
-        labels = [int(v["label"]) for v in values]
-        result = {m.MACRO_F1: m.macro_f1(labels, [int(v["pred"]) for v in values])}
+        labels = [_gold(v["label"]) for v in values]
+        result = {m.MACRO_F1: m.macro_f1(labels, [float(v["pred"]) for v in values])}
         if any("p_yes" in v for v in values):
-            result[m.AUC] = m.roc_auc(labels, [float(v["p_yes"]) for v in values])
+            result[m.AUC] = m.roc_auc(labels, [float(v.get("p_yes", m.NAN)) for v in values])
         return result
 
     return compute
 
 
-@metric
+def _gold(label: object) -> int:
+    """A score's gold label (1 Yes, 0 No), whichever reducer left it."""
+    return 1 if float(label) >= 0.5 else 0  # type: ignore[arg-type]
+
+
+@metric(scores="unreduced")
 def corpus_bleu() -> Metric:
-    """BLEU-1/2 (and the brevity penalty) over all samples' predictions and references."""
+    """BLEU-1/2 (and the brevity penalty) over every epoch's prediction and its references,
+    pooled (the reducer keeps only the first epoch's record): equal epochs give one epoch's
+    values, as BLEU's n-gram and length counts only scale."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         meta = [score.score.metadata or {} for score in scores]

@@ -107,8 +107,9 @@ def process_results(doc: dict[str, Any], results: list[Any]) -> dict[str, Any]:
     return values
 
 
-def macro_f1(pairs: Sequence[Sequence[int]]) -> float:
-    return m.macro_f1([int(y) for y, _ in pairs], [int(p) for _, p in pairs])
+def macro_f1(pairs: Sequence[Sequence[float]]) -> float:
+    # A prediction may be a share of Yes (`m.macro_f1`): read it as a float.
+    return m.macro_f1([int(y) for y, _ in pairs], [float(p) for _, p in pairs])
 
 
 def auc(pairs: Sequence[Sequence[float]]) -> float:

@@ -99,12 +99,29 @@ def from_answer(label: int, answer: int | None) -> Detection:
     return Detection(label, 0 if answer is None else answer, unparsable=answer is None)
 
 
-def macro_f1(labels: Sequence[int], preds: Sequence[int]) -> float:
+def macro_f1(labels: Sequence[int], preds: Sequence[float]) -> float:
+    """Macro-F1 of the Yes (1) / No (0) predictions against the gold labels.
+
+    A prediction may be a share of Yes: a sample's verdicts averaged over its epochs
+    (Inspect's mean reducer) or repeats, so a sample right in one of two epochs is half
+    right. It counts as that share of a Yes and the rest of a No (sample weights), which is
+    macro-F1 over every epoch's verdict pooled; 0/1 predictions give the usual macro-F1.
+    """
     from sklearn.metrics import f1_score
 
     if not labels:
         return NAN
-    return SCALE * float(f1_score(list(labels), list(preds), average="macro", zero_division=0.0))
+    truth: list[int] = []
+    verdicts: list[int] = []
+    weights: list[float] = []
+    for label, share in zip(labels, preds, strict=True):
+        for verdict, weight in ((1, float(share)), (0, 1.0 - float(share))):
+            if weight > 0:
+                truth.append(label)
+                verdicts.append(verdict)
+                weights.append(weight)
+    f1 = f1_score(truth, verdicts, average="macro", zero_division=0.0, sample_weight=weights)
+    return SCALE * float(f1)
 
 
 def roc_auc(labels: Sequence[int], probabilities: Sequence[float]) -> float:

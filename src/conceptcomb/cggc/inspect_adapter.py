@@ -41,7 +41,7 @@ from conceptcomb.cggc.demos import order_name
 from conceptcomb.cggc.docs import dataset_fields, demonstration_source, item_doc, task_pairs
 from conceptcomb.cggc.metrics import METRICS, Scored, check_libraries, item_metrics
 from conceptcomb.cggc.prompts import MAX_NEW_TOKENS, chat_turns, question, style_named
-from conceptcomb.cggc.scoring import corpus_score, score_doc
+from conceptcomb.cggc.scoring import epochs_score, score_doc
 from conceptcomb.cggc.tasks import (
     CggcTaskSpec,
     TaskOptions,
@@ -95,30 +95,66 @@ class VerifiedOptions(CggcOptions, JudgeOptions, total=False):
     """The options of a task with relation verification: CGGC's and the judge's."""
 
 
+# The score's metadata key of the epoch it was scored in (the Table 4 metrics group by it).
+EPOCH = "epoch"
+
+
 def _table4_metric(name: str, spice_jars: str | None, verified: bool = False) -> Metric:
     """A Table 4 metric over all samples' records, or over those whose relations were all
-    verified (``<name>_verified``)."""
+    verified (``<name>_verified``), computed per epoch and averaged over the epochs
+    (`conceptcomb.cggc.scoring.epochs_score`): every epoch's score, not the reduced one,
+    whose record is only the first epoch's."""
 
     shown = name + SUFFIX if verified else name
 
-    @metric(name=shown)
+    @metric(name=shown, scores="unreduced")
     def build() -> Metric:
         def compute(scores: list[SampleScore]) -> float | dict[str, float]:
             if verified:
                 scores = [s for s in scores if _verification(s).get("verified")]
-            records = [Scored.from_record(s.score.metadata["record"]) for s in scores]  # type: ignore[index]
-            value = corpus_score(name, records, spice_jars)
+            epochs = _by_epoch(scores)
+            value = epochs_score(name, epochs, spice_jars)
             if name not in PER_ITEM:
                 return value
             # A mean over items: its standard error beside it (``NAME_stderr``, as lm-eval
             # reports one), which reports and bundles read (a user missed it in the report).
-            items = [item_metrics(record)[name] for record in records]
-            error = sem([v for v in items if not math.isnan(v)])
+            error = sem(_item_means(name, epochs))
             return {shown: value, f"{shown}_stderr": math.nan if error is None else error}
 
         return compute
 
     return build()
+
+
+def _item_means(name: str, epochs: dict[int, list[Scored]]) -> list[float]:
+    """Each item's per-item metric, averaged over the epochs that answered it (one epoch:
+    the item's value), NaN items left out: the units of the standard error."""
+    values: list[list[float]] = []
+    for records in epochs.values():
+        for index, record in enumerate(records):
+            if index == len(values):
+                values.append([])
+            value = item_metrics(record)[name]
+            if not math.isnan(value):
+                values[index].append(value)
+    return [sum(item) / len(item) for item in values if item]
+
+
+def _by_epoch(scores: list[SampleScore]) -> dict[int, list[Scored]]:
+    """The records of each epoch: each sample's scores in the order of the epoch they were
+    scored in (`EPOCH`), its k-th in the k-th epoch (a score without one: epoch 1)."""
+    samples: dict[object, list[tuple[int, Scored]]] = {}
+    for s in scores:
+        meta = s.score.metadata or {}
+        key = id(s) if s.sample_id is None else s.sample_id
+        record = Scored.from_record(meta["record"])
+        samples.setdefault(key, []).append((int(meta.get(EPOCH, 1)), record))
+    epochs: dict[int, list[Scored]] = {}
+    for answers in samples.values():
+        answers.sort(key=lambda answer: answer[0])
+        for index, (_, record) in enumerate(answers):
+            epochs.setdefault(index, []).append(record)
+    return epochs
 
 
 def cggc_scorer(spice_jars: str | None) -> Scorer:
@@ -129,7 +165,7 @@ def cggc_scorer(spice_jars: str | None) -> Scorer:
             return Score(
                 value=result.defined_values(),
                 answer=result.prediction,
-                metadata=score_metadata({"record": result.scored.as_record()}),
+                metadata=score_metadata({"record": result.scored.as_record(), EPOCH: state.epoch}),
             )
 
         return score
@@ -235,9 +271,10 @@ def _verification(score: SampleScore) -> dict:
     return (score.score.metadata or {}).get("verification", {})
 
 
-@metric(name=VERIFIED_SHARE)
+@metric(name=VERIFIED_SHARE, scores="unreduced")
 def verified_share() -> Metric:
-    """Percent of samples with every relation verified (failed verifications left out)."""
+    """Percent of replies with every relation verified, over every epoch's reply (failed
+    verifications left out): equal epochs give one epoch's share."""
 
     def compute(scores: list[SampleScore]) -> float:
         known = [v for v in (_verification(s).get("verified") for s in scores) if v is not None]
@@ -246,10 +283,17 @@ def verified_share() -> Metric:
     return compute
 
 
-@metric(name=VERIFIER_FAILURES)
+@metric(name=VERIFIER_FAILURES, scores="unreduced")
 def verifier_failures() -> Metric:
+    """Failed verifications per epoch: each sample's failures averaged over its epochs,
+    summed (as `conceptcomb.common.inspect_metrics.totals` counts)."""
+
     def compute(scores: list[SampleScore]) -> float:
-        return float(sum(bool(_verification(s).get("failed")) for s in scores))
+        samples: dict[object, list[bool]] = {}
+        for s in scores:
+            key = id(s) if s.sample_id is None else s.sample_id
+            samples.setdefault(key, []).append(bool(_verification(s).get("failed")))
+        return float(sum(sum(failed) / len(failed) for failed in samples.values()))
 
     return compute
 

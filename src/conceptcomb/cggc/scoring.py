@@ -55,3 +55,15 @@ def corpus_score(name: str, records: Sequence[Scored], spice_jars: str | None = 
     if name == "spice":
         return metrics.spice(records, spice_jars)
     return metrics.corpus_metric(name, records)
+
+
+def epochs_score(
+    name: str, epochs: Mapping[int, Sequence[Scored]], spice_jars: str | None = None
+) -> float:
+    """One Table 4 metric of a run whose items were answered in several epochs (Inspect's
+    ``--epochs``): each epoch's corpus metric, averaged over the epochs. Equal epochs give
+    one epoch's value (CIDEr's document frequencies, unlike BLEU's counts, change when the
+    corpus is doubled, so the epochs are not pooled); NaN epochs are left out."""
+    values = [corpus_score(name, records, spice_jars) for records in epochs.values()]
+    defined = [value for value in values if not math.isnan(value)]
+    return sum(defined) / len(defined) if defined else math.nan

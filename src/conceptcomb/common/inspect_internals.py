@@ -1,3 +1,4 @@
+# inspect-evals-lint: ignore-file[private_api_imports] -- the one reader of them (see below)
 """The only place conceptcomb reads Inspect's private modules (``inspect_ai.*._*``).
 
 Each use is here because no public API of Inspect answers the question, with what we lose

@@ -1,6 +1,7 @@
-"""The task files generated from a benchmark's specs: its lm-eval ``task_yaml/`` and its
-Inspect ``inspect_tasks.py``, so that a task variant is one spec line (and, for a new kind,
-its template or builder) and both frameworks list it under the same name.
+"""The task files generated from a benchmark's specs: its lm-eval ``task_yaml/``, its
+Inspect ``inspect_tasks.py`` and the exports of its ``__init__.py``, so that a task
+variant is one spec line (and, for a new kind, its template or builder) and both
+frameworks list it under the same name.
 
 ``python -m conceptcomb.frameworks.task_files [--check] [BENCHMARK...]`` writes every
 registered benchmark's files (or those named); ``--check`` only lists the stale ones and
@@ -79,6 +80,10 @@ class InspectTasks:
     stubs: Callable[[], list[TaskStub]]
     extras: tuple[TaskStub, ...] = ()
 
+    def names(self) -> list[str]:
+        """The task functions' names, in the order of ``TASKS``."""
+        return [stub.name for stub in (*self.extras, *self.stubs())]
+
     def render(self) -> str:
         per_spec = self.stubs()
         stubs = [*self.extras, *per_spec]
@@ -105,6 +110,30 @@ class InspectTasks:
             + "\n\n# Every task by name, in the order of the functions above.\n"
             + f"TASKS: dict[str, Callable[..., Task]] = {{\n{tasks}}}\n"
         )
+
+
+# Where the generated part of a benchmark's ``__init__.py`` begins (above it: its docstring).
+INIT_MARK = f"# The @task functions, exported (written by `python -m {COMMAND}`)"
+
+
+def init_text(current: str, package: str, names: Iterable[str]) -> str:
+    """A benchmark's ``__init__.py``: what comes before `INIT_MARK` in ``current`` (its
+    docstring), then ``__all__``, every ``@task`` function of ``inspect_tasks``, as
+    inspect_evals' packages export theirs, imported on first use: importing the benchmark
+    (its core, its lm-eval hooks) does not import Inspect or the adapters."""
+    head = current.split(INIT_MARK)[0].rstrip()
+    listed = "".join(f'    "{name}",\n' for name in sorted(names))  # as ruff sorts them
+    return (
+        (f"{head}\n\n" if head else "")
+        + f"{INIT_MARK}:\n"
+        + "# on first use, so that importing the benchmark does not import Inspect.\n"
+        + f"__all__ = [\n{listed}]\n\n\n"
+        + "def __getattr__(name: str) -> object:\n"
+        + "    if name in __all__:\n"
+        + f"        from {package} import inspect_tasks\n\n"
+        + "        return getattr(inspect_tasks, name)\n"
+        + '    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")\n'
+    )
 
 
 def _wrapped(opening: str, inner: str, closing: str, indent: str) -> str:
@@ -176,6 +205,14 @@ class TaskFiles:
     def inspect_path(self) -> Path:
         return Path(self._module("inspect_adapter").__file__).with_name("inspect_tasks.py")
 
+    @property
+    def init_path(self) -> Path:
+        return self.inspect_path.with_name("__init__.py")
+
+    def init_file(self) -> str:
+        names = self._module("inspect_adapter").INSPECT.names()
+        return init_text(_read(self.init_path) or "", self.package, names)
+
     def yaml_files(self) -> dict[str, str]:
         return self._module("lm_eval_yaml").declaration().render_all()
 
@@ -190,6 +227,8 @@ class TaskFiles:
         ]
         if _read(self.inspect_path) != self.inspect_file():
             stale.append(self.inspect_path)
+        if _read(self.init_path) != self.init_file():
+            stale.append(self.init_path)
         return stale
 
     def write(self) -> None:
@@ -197,6 +236,9 @@ class TaskFiles:
         text = self.inspect_file()
         if _read(self.inspect_path) != text:
             self.inspect_path.write_text(text, encoding="utf-8")
+        init = self.init_file()
+        if _read(self.init_path) != init:
+            self.init_path.write_text(init, encoding="utf-8")
 
 
 def _read(path: Path) -> str | None:

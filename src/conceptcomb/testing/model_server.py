@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from conceptcomb.testing.judge_server import (
@@ -28,12 +28,14 @@ from conceptcomb.testing.judge_server import (
 
 class ModelServer(LoopbackServer):
     """Chat completions with the reply fixed for each prompt; ``default`` for others. A
-    request asking for ``logprobs`` gets ``top_logprobs`` (token -> log probability) as its
-    first token's alternatives, when given."""
+    prompt given a list of replies gets them in turn, one per time it is asked, then again
+    from the first (epochs or repeats that disagree). A request asking for ``logprobs``
+    gets ``top_logprobs`` (token -> log probability) as its first token's alternatives,
+    when given."""
 
     def __init__(
         self,
-        replies: Mapping[str, str],
+        replies: Mapping[str, str | Sequence[str]],
         default: str | None = None,
         top_logprobs: Mapping[str, float] | None = None,
         record: bool = False,
@@ -48,11 +50,13 @@ class ModelServer(LoopbackServer):
         self.last: float | None = None
         self.asked = 0
         self.unknown = 0  # prompts with no fixed reply
+        self._turns: dict[str, int] = {}  # times each prompt with several replies was asked
 
     def reset(self) -> None:
         self.first = self.last = None
         self.asked = self.unknown = 0
         self.bodies = []
+        self._turns.clear()
 
     async def _route(self, request: Request) -> bytes:
         if request.method != "POST" or not request.path.rstrip("/").endswith("/chat/completions"):
@@ -65,7 +69,7 @@ class ModelServer(LoopbackServer):
             self.bodies.append(chat)
         prompt = _prompt_of(chat)
         reply = self.reply_for(chat) if self.reply_for is not None else None
-        reply = self.replies.get(prompt) if reply is None else reply
+        reply = self._reply(prompt) if reply is None else reply
         if reply is None:
             self.unknown += 1
             reply = self.default or ""
@@ -73,6 +77,14 @@ class ModelServer(LoopbackServer):
         if chat.get("logprobs") and self.top_logprobs:
             completion["choices"][0]["logprobs"] = {"content": [self._first_token()]}
         return _response(200, completion)
+
+    def _reply(self, prompt: str) -> str | None:
+        fixed = self.replies.get(prompt)
+        if fixed is None or isinstance(fixed, str):
+            return fixed
+        turn = self._turns.get(prompt, 0)
+        self._turns[prompt] = turn + 1
+        return fixed[turn % len(fixed)]
 
     def _first_token(self) -> dict[str, Any]:
         """The first token's log probability and alternatives (OpenAI's layout)."""

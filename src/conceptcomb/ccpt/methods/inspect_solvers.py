@@ -14,7 +14,7 @@ import asyncio
 import json
 
 from inspect_ai.log import transcript
-from inspect_ai.model import GenerateConfig, ModelOutput, get_model
+from inspect_ai.model import GenerateConfig, Model, ModelOutput, get_model
 from inspect_ai.scorer import Score, Scorer, Target, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
@@ -51,25 +51,25 @@ class _Activations:
     def __init__(self) -> None:
         self._tasks: dict[tuple[int, str], asyncio.Task[list[str]]] = {}
 
-    async def get(self, concept: str) -> list[str]:
+    async def get(self, model: Model, concept: str) -> list[str]:
         key = (id(asyncio.get_running_loop()), concept)
         if key not in self._tasks:
-            self._tasks[key] = asyncio.ensure_future(self._ask(concept))
+            self._tasks[key] = asyncio.ensure_future(self._ask(model, concept))
         return await asyncio.shield(self._tasks[key])
 
     @staticmethod
-    async def _ask(concept: str) -> list[str]:
-        output = await get_model().generate(activation_prompt(concept))
+    async def _ask(model: Model, concept: str) -> list[str]:
+        output = await model.generate(activation_prompt(concept))
         try:
             return parse_concept_list(output.completion) or []
         except ValueError:
             return []  # an unreadable list activates nothing
 
 
-async def _filter(nodes: list[str], goal: str) -> list[str] | None:
+async def _filter(model: Model, nodes: list[str], goal: str) -> list[str] | None:
     """The model's kept nodes; an unreadable list is asked again (the script's retry)."""
     for _ in range(FILTER_ATTEMPTS):
-        output = await get_model().generate(filter_prompt(nodes, goal))
+        output = await model.generate(filter_prompt(nodes, goal))
         try:
             return parse_concept_list(output.completion)
         except ValueError:
@@ -86,14 +86,22 @@ def spreading_activation(
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         item = CcptItem.from_doc(state.metadata, origin=f"sample {state.sample_id}")
+        model = get_model()  # the evaluated model activates and filters
+
+        async def activate(concept: str) -> list[str]:
+            return await activations.get(model, concept)
+
+        async def keep(nodes: list[str], goal: str) -> list[str] | None:
+            return await _filter(model, nodes, goal)
+
         trace = await spread(
             initial_concepts(spec, item),
             objective(spec, item),
             settings,
             item_rng(settings, item.item_id),
             graph=graph,
-            activate=activations.get if settings.use_llm else None,
-            keep=_filter if settings.use_filter else None,
+            activate=activate if settings.use_llm else None,
+            keep=keep if settings.use_filter else None,
         )
         record = trace.to_json()
         state.metadata[TRACE_KEY] = record
