@@ -9,7 +9,9 @@ determines the ratings, and nothing else:
   provider), ``local`` (the offline transformers judge);
 * ``question``: ``relevance`` (CCPT's 1-10 rating) or ``yes-no`` (CGGC's verifier);
 * ``model`` as served (``gpt-4o``; a local judge's model folder or hub id and GGUF file,
-  never a local path), ``snapshot`` where the API reports one (``gpt-4o-2024-08-06``);
+  never a local path), ``snapshot`` where the API reports one (``gpt-4o-2024-08-06``: the
+  model an API judge's answers name, `from_judge`; a run's records do not carry it yet, so
+  a bundle's record has none);
 * decoding: ``temperature``, ``max_tokens``, ``response_format``;
 * the protocol: ``scale`` (``1-10`` or ``yes/no``), ``reading`` (how an answer becomes a
   rating: the parsed digit or verdict, or the expected value over the digits'

@@ -151,8 +151,9 @@ def test_bundle_holds_what_a_leaderboard_needs(
     assert pi["prompts"]["templates_sha256"] == tp["prompts"]["templates_sha256"]
     assert pi["prompts"]["sent_sha256"] != tp["prompts"]["sent_sha256"]
     assert pi["prompts"]["framework_task_hash"] == results["task_hashes"]["ccpt_pi_emergent"]
-    assert pi["judge"]["judge_model"] == "gpt-4o"
-    assert pi["judge"]["judge_base_url"] == real_runs.judge_url
+    assert pi["judge"]["model"] == pi["judge"]["options"]["judge_model"] == "gpt-4o"
+    assert "judge_base_url" not in pi["judge"]["options"]  # where it was asked: not the judge
+    assert pi["options"]["judge_base_url"] == "http://private-host/v1"
     figure = json.loads(calibration.read_text())
     all_pairs = next(row for row in figure["correlations"] if row["group"] == "all")
     assert pi["judge"]["calibration"]["pearson"]["all"] == all_pairs["pearson"]
@@ -428,7 +429,8 @@ def test_rescored_run_named_by_model_name_makes_a_bundle(
     assert path.name == "smollm2-judged-again_conceptcomb-score.bundle.json"
     assert bundle["model"]["label"] == "smollm2-judged-again"
     (task,) = bundle["tasks"]
-    assert task["judge"]["endpoint"] == server.base_url
+    assert task["judge"]["model"] == "gpt-4o" and task["judge"]["endpoint"] is None
+    assert server.base_url not in path.read_text()  # the loopback judge's address is nowhere
 
 
 @pytest.mark.slow

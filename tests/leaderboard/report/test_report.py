@@ -151,7 +151,18 @@ def test_mcrae_table_has_our_precision_and_no_published_rows(
 def test_markdown_marks_the_papers_rows_and_partial_runs(report: tuple[Path, str]) -> None:
     text = (report[0] / "ccpt.md").read_text()
     assert "### CCPT generative tasks (Song et al. 2025, Table 3)" in text
-    assert "| **SmolLM2-135M-Instruct.Q4_1** | Base | lm-eval 0.4.13 | 3/200 | 1.0 |" in text
+    # Table 3's rows name their judge: ours the record of the loopback gpt-4o (one key for
+    # the lm-eval judge and the Inspect grader), the paper's GPT-4o.
+    judged = "| **SmolLM2-135M-Instruct.Q4_1** | Base | {} | gpt-4o (API chat, "
+    rows = [
+        line
+        for framework in ("lm-eval 0.4.13", "inspect 0.3.285")
+        for line in text.splitlines()
+        if line.startswith(judged.format(framework))
+    ]
+    assert len(rows) == 2 and all("| 3/200 | 1.0 |" in row for row in rows)
+    assert len({row.split(" | ")[3] for row in rows}) == 1
+    assert "(NAACL 2025), Table 3 | GPT-4o | – | – |" in text
     # The papers' rows have no item count and no task version.
     assert (
         "| GPT-4o | Base | **published**: Song et al. (NAACL 2025), Table 5 | – | – | 56.4 |"

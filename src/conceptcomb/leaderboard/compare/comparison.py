@@ -11,8 +11,7 @@ metrics) is paired only when both runs name the same judge (`same_judges`: what 
 the ratings, not where the judge was served); otherwise one line names both judges and the
 command that re-scores one run with the other's judge, and the metrics no judge decides
 are compared still (``allow_different_judges`` compares them anyway and labels the rows).
-Every p-value printed
-is then adjusted by Holm's method together with the others
+Every p-value printed is then adjusted by Holm's method together with the others
 (`conceptcomb.leaderboard.statistics.stats`).
 """
 

@@ -112,7 +112,8 @@ def _ranks(ranking: TaskRanking) -> None:
 
 def rank(paths: list[Path], data_dir: str | None = None) -> list[TaskRanking]:
     """Every task of ours that two runs hold, ranked by its headline metric (runs of one
-    model in one framework are one row, averaged per item, as the report merges them)."""
+    model in one framework are one row, averaged per item, as the report merges them);
+    once per judge where a judge decides the metric (`by_judge`)."""
     merged = Found()
     for path in paths:
         found = read_argument(Path(path), data_dir)
