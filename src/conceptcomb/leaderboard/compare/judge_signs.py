@@ -60,6 +60,8 @@ def judge_signs(result: Comparison) -> list[JudgeSigns]:
     letters = {side.letter: side for side in result.sides}
     found: dict[tuple[str, str, str, str], dict[str, tuple[str, list[float]]]] = {}
     for row in result.rows:
+        if row.differs:
+            continue  # --variants: one model against itself (its row's task names two tasks)
         a, b = letters[row.a].task(row.task), letters[row.b].task(row.task)
         if row.metric not in a.judged or len(a.judge) != 1 or len(b.judge) != 1:
             continue
