@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "toy_benchmark" / "toy"
 REGISTRY_LINE = '    "conceptcomb.toy.benchmark",\n'
 LAST_LINE = '    "conceptcomb.mcrae.benchmark",\n'
-GENERATED = ("inspect_tasks.py", "task_yaml")  # in toy/, written by the generator
+# in toy/, written by the generator (of __init__.py, the exports below its docstring)
+GENERATED = ("inspect_tasks.py", "task_yaml", "__init__.py")
 
 
 def package_with_toy(root: Path, package: Path = REPO / "src" / "conceptcomb") -> Path:

@@ -150,7 +150,11 @@ def test_a_task_variant_is_one_spec_line_and_both_frameworks_find_it(tmp_path: P
     generated = {path for path in changed if path.relative_to(folder).parts[0] in GENERATED}
     edited = changed - generated
     assert edited == {folder / "tasks.py"} and len(edited) <= 2
-    assert generated == {folder / "inspect_tasks.py", folder / "task_yaml" / "toy_echo_x3.yaml"}
+    assert generated == {
+        folder / "inspect_tasks.py",
+        folder / "__init__.py",  # its exports (`__all__`), below its docstring
+        folder / "task_yaml" / "toy_echo_x3.yaml",
+    }
 
     # lm-eval's own index of the task folder, and the task it builds from it.
     found = run(root, sys.executable, "-c", LM_EVAL_FINDS, str(toy / "task_yaml"), "toy_echo_x3")
