@@ -442,11 +442,7 @@ def compare(
         rows, notes = _compare_task(pairings, distributions, only)
         result.rows += rows
         result.notes += notes
-    result.notes = list(dict.fromkeys(result.notes))
-    adjusted = stats.holm([row.result.p for row in result.rows])
-    for row, p in zip(result.rows, adjusted, strict=True):
-        row.p_holm = p
-    return result
+    return _finished(result)
 
 
 # Settings that change what the model is asked (the rest are generation settings).
@@ -655,11 +651,7 @@ def compare_variants(
                     row.task, row.differs = task, pairing.differs
                 result.rows += rows
                 result.notes += notes
-    result.notes = list(dict.fromkeys(result.notes))
-    adjusted = stats.holm([row.result.p for row in result.rows])
-    for row, p in zip(result.rows, adjusted, strict=True):
-        row.p_holm = p
-    return result
+    return _finished(result)
 
 
 # --- judges -------------------------------------------------------------------------------
@@ -741,3 +733,12 @@ def compare_pairing(
         )
     rows, notes = _compare_task([pairing], distributions, lambda _, metric: metric in metrics)
     return [(row.metric, row.result) for row in rows], differ + notes
+
+
+def _finished(result: Comparison) -> Comparison:
+    """Each note once, and every row's p adjusted by Holm over all the rows."""
+    result.notes = list(dict.fromkeys(result.notes))
+    adjusted = stats.holm([row.result.p for row in result.rows])
+    for row, p in zip(result.rows, adjusted, strict=True):
+        row.p_holm = p
+    return result
