@@ -26,7 +26,7 @@ from conceptcomb.ccpt.metrics import (
 )
 from conceptcomb.ccpt.modifiers import LEMMA, prefetch
 from conceptcomb.ccpt.tasks import NPC_EMERGENT, TYPE_PREDICTION, CcptTaskSpec
-from conceptcomb.scorers.judge_base import JudgeReply
+from conceptcomb.scorers.judge_base import JudgeReply, snapshot_of
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.rating import JudgeUsage, RatingSession, rate_prompts
 from conceptcomb.scorers.relevance import RelevanceQuestion, rating_to_relevance
@@ -46,6 +46,7 @@ class ItemScore:
     ratings: dict[str, float | None] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     judge: str | None = None  # the judge's identity, when one rated this reply
+    judge_snapshot: str | None = None  # the model its answers named, where they named one
 
     def defined_metrics(self) -> dict[str, float]:
         return {k: v for k, v in self.metrics.items() if not math.isnan(v)}
@@ -68,6 +69,8 @@ class ItemScore:
             "errors": self.errors,
             "judge": self.judge,
         }
+        if self.judge_snapshot:
+            record["judge_snapshot"] = self.judge_snapshot
         if self.answer is not None and self.answer.modifier is not None:
             record["modifier"] = self.answer.modifier.to_json()
         return record
@@ -126,6 +129,7 @@ def finish_item(
         planned.ratings[role] = reply.rating
         if not reply.ok:
             planned.errors.append(f"{role}: {reply.error}")
+    planned.judge_snapshot = snapshot_of(replies[q.prompt] for q in planned.questions.values())
     if planned.errors:
         planned.metrics = _with_format_count(planned.answer, judge_failure_metrics(spec))
         return planned

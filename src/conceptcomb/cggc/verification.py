@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from conceptcomb.cggc.data import CggcItem
 from conceptcomb.cggc.metrics import METRICS
 from conceptcomb.cggc.relations import TEMPLATES, verbalize
-from conceptcomb.scorers.judge_base import JudgeReply
+from conceptcomb.scorers.judge_base import JudgeReply, snapshot_of
 from conceptcomb.scorers.judge_settings import JudgeSettings
 
 if TYPE_CHECKING:  # the judges' modules import their HTTP client: not to list or check items
@@ -67,13 +67,17 @@ class Verification:
     edges: list[dict[str, Any]] = field(default_factory=list)
     verified: bool | None = None  # None: judge off, or a question failed
     failed: bool = False
+    snapshot: str | None = None  # the model the judge's answers named, where they named one
 
     def metrics(self) -> dict[str, float]:
         share = NAN if self.verified is None else 100.0 * float(self.verified)
         return {VERIFIED_SHARE: share, VERIFIER_FAILURES: float(self.failed)}
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        record = asdict(self)
+        if not self.snapshot:
+            del record["snapshot"]
+        return record
 
     @classmethod
     def from_json(cls, record: Mapping[str, Any]) -> Verification:
@@ -82,6 +86,7 @@ class Verification:
             list(record.get("edges") or []),
             record.get("verified"),
             bool(record.get("failed")),
+            record.get("snapshot"),
         )
 
 
@@ -113,6 +118,7 @@ def verification_of(
                 "error": reply.error,
             }
         )
+    result.snapshot = snapshot_of(replies[question.prompt] for question in questions)
     result.failed = any(v is None for v in verdicts)
     result.verified = None if result.failed else all(verdicts)
     return result

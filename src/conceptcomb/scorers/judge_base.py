@@ -8,7 +8,7 @@ The API judge is in `conceptcomb.scorers.api_judge`, the local (torch) judge in
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
@@ -30,10 +30,19 @@ class JudgeReply:
     output_tokens: int = 0
     requests: int = 0
     from_cache: bool = False
+    # The model the API's answer named (``gpt-4o-2024-08-06`` for ``gpt-4o``), where it
+    # names one: the judge's snapshot, kept in the cache and in each item's record.
+    snapshot: str | None = None
 
     @property
     def ok(self) -> bool:
         return self.rating is not None
+
+
+def snapshot_of(replies: Iterable[JudgeReply]) -> str | None:
+    """The snapshot(s) answers named, comma-joined where they differ (the API changed the
+    model behind its name mid-run); None where none named one."""
+    return ", ".join(sorted({r.snapshot for r in replies if r.snapshot})) or None
 
 
 class Judge(ABC):

@@ -5,7 +5,10 @@ write the same cache at once without corrupting it, and each rating is committed
 as it arrives (`conceptcomb.scorers.rating.CacheWriter`: on the event loop when the write
 lock is free, else in a thread, where ratings that arrive together share one commit), so a
 run killed halfway re-asks nothing it had already been answered.
-Only successful ratings are stored: a failure is asked again next time.
+Only successful ratings are stored: a failure is asked again next time. Beside a rating,
+the snapshot the API's answer named (``gpt-4o-2024-08-06``), in a table of its own
+(``snapshots``), so a rating read from the cache still says which model gave it, and a cache
+that an older conceptcomb reads and writes keeps working.
 
 SQLite's write-ahead log needs memory shared by the processes that use the file, which a
 network file system (NFS, CIFS/SMB, Lustre, GPFS, ...) does not give: there the cache uses
@@ -24,9 +27,13 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeAlias
 
 from conceptcomb.common.datafiles import cache_root
 
+# (prompt, rating, reply), or with the snapshot the answer named (None: it named none).
+Row: TypeAlias = tuple[str, float, str] | tuple[str, float, str, str | None]
+_SNAPSHOTS = "CREATE TABLE IF NOT EXISTS snapshots (key TEXT PRIMARY KEY, snapshot TEXT NOT NULL)"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS ratings (
     key TEXT PRIMARY KEY,
@@ -112,6 +119,7 @@ def _set_up(conn: sqlite3.Connection, journal: str) -> None:
             # NORMAL keeps a write-ahead log consistent; a rollback journal needs FULL.
             conn.execute(f"PRAGMA synchronous={'NORMAL' if journal == 'WAL' else 'FULL'}")
             conn.execute(_SCHEMA)
+            conn.execute(_SNAPSHOTS)
             conn.commit()
             return
         except sqlite3.OperationalError as err:
@@ -172,15 +180,39 @@ class JudgeCache:
                 found[keys[key]] = (float(rating), str(reply))
         return found
 
-    def put(self, judge_identity: str, prompt: str, rating: float, reply: str) -> None:
-        self.put_many(judge_identity, [(prompt, rating, reply)])
+    def snapshots(self, judge_identity: str, prompts: list[str]) -> dict[str, str]:
+        """The snapshot each of ``prompts``' cached ratings was answered by, where the
+        answer named one."""
+        keys = {cache_key(judge_identity, prompt): prompt for prompt in prompts}
+        found: dict[str, str] = {}
+        ordered = list(keys)
+        for start in range(0, len(ordered), 500):
+            chunk = ordered[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            with self._lock:
+                rows = self._conn.execute(
+                    f"SELECT key, snapshot FROM snapshots WHERE key IN ({marks})", chunk
+                ).fetchall()
+            found.update({keys[key]: str(snapshot) for key, snapshot in rows})
+        return found
 
-    def put_many(self, judge_identity: str, rows: Sequence[tuple[str, float, str]]) -> None:
-        """Store (prompt, rating, reply) rows in one transaction, committed on return."""
+    def put(
+        self,
+        judge_identity: str,
+        prompt: str,
+        rating: float,
+        reply: str,
+        snapshot: str | None = None,
+    ) -> None:
+        self.put_many(judge_identity, [(prompt, rating, reply, snapshot)])
+
+    def put_many(self, judge_identity: str, rows: Sequence[Row]) -> None:
+        """Store (prompt, rating, reply[, snapshot]) rows in one transaction, committed on
+        return."""
         with self._lock:
             self._insert(self._conn, judge_identity, rows)
 
-    def try_put_many(self, judge_identity: str, rows: Sequence[tuple[str, float, str]]) -> bool:
+    def try_put_many(self, judge_identity: str, rows: Sequence[Row]) -> bool:
         """Store the rows now if nobody holds SQLite's write lock; False, having stored
         nothing, if someone does. Fit for an event loop: it never waits for the lock and never
         checkpoints (no fsync), so it takes tens of microseconds. The write-ahead log it
@@ -206,15 +238,20 @@ class JudgeCache:
             self._quick_lock.release()
 
     @staticmethod
-    def _insert(
-        conn: sqlite3.Connection, judge_identity: str, rows: Sequence[tuple[str, float, str]]
-    ) -> None:
+    def _insert(conn: sqlite3.Connection, judge_identity: str, rows: Sequence[Row]) -> None:
         now = time.time()
-        values = [
-            (cache_key(judge_identity, prompt), judge_identity, prompt, rating, reply, now)
-            for prompt, rating, reply in rows
-        ]
+        values, named, unnamed = [], [], []
+        for prompt, rating, reply, *rest in rows:
+            key = cache_key(judge_identity, prompt)
+            values.append((key, judge_identity, prompt, rating, reply, now))
+            snapshot = rest[0] if rest else None
+            if snapshot:
+                named.append((key, snapshot))
+            else:  # a rating replaced by one whose answer named none loses the old one
+                unnamed.append((key,))
         conn.executemany("INSERT OR REPLACE INTO ratings VALUES (?, ?, ?, ?, ?, ?)", values)
+        conn.executemany("INSERT OR REPLACE INTO snapshots VALUES (?, ?)", named)
+        conn.executemany("DELETE FROM snapshots WHERE key = ?", unnamed)
         conn.commit()
 
     def __len__(self) -> int:

@@ -10,8 +10,8 @@ determines the ratings, and nothing else:
 * ``question``: ``relevance`` (CCPT's 1-10 rating) or ``yes-no`` (CGGC's verifier);
 * ``model`` as served (``gpt-4o``; a local judge's model folder or hub id and GGUF file,
   never a local path), ``snapshot`` where the API reports one (``gpt-4o-2024-08-06``: the
-  model an API judge's answers name, `from_judge`; a run's records do not carry it yet, so
-  a bundle's record has none);
+  model an API judge's answers name; each rating keeps it in the cache and in its item's
+  record, from which a bundle's record takes it, `with_snapshots`);
 * decoding: ``temperature``, ``max_tokens``, ``response_format``;
 * the protocol: ``scale`` (``1-10`` or ``yes/no``), ``reading`` (how an answer becomes a
   rating: the parsed digit or verdict, or the expected value over the digits'
@@ -33,6 +33,7 @@ Functions (all take a record, its dict or an old identity string where a record 
   verifier), `from_settings` (the judge options a run was given), `from_dict` (a record
   as a bundle stores it, or an old bundle's judge entry: mapped, with a note), `records_of`
   (every judge a bundle's task entry names);
+* `with_snapshots` (records with the snapshots a run's items name);
 * `key` (a stable comparison key), `same_judge` (a, b), `describe` (one line for people),
   `short` (a table's cell); `task_records` / `row_judge` (a run's task: its judge entry,
   else its judge options);
@@ -290,13 +291,31 @@ def key(record: JudgeRecord | dict[str, Any] | str) -> str:
 def same_judge(a: Any, b: Any) -> bool:
     """Whether two records (or dicts, or identity strings) name the same judge: every
     identifying field equal. A record without a prompt hash (an old identity string read
-    alone) matches on the other fields."""
+    alone), or without a snapshot (every rating from a cache of before snapshots, an API
+    that names none, an old bundle), matches on the other fields: gpt-4o-2024-08-06 and
+    gpt-4o-2024-11-20 are two judges, gpt-4o of an unknown snapshot is either."""
     first, second = from_dict(a), from_dict(b)
     if first is None or second is None:
         return False
-    if first.prompt_sha256 is None or second.prompt_sha256 is None:
-        first, second = replace(first, prompt_sha256=None), replace(second, prompt_sha256=None)
+    for name in ("prompt_sha256", "snapshot"):
+        if getattr(first, name) is None or getattr(second, name) is None:
+            first, second = replace(first, **{name: None}), replace(second, **{name: None})
     return first.identifying() == second.identifying()
+
+
+def with_snapshots(records: list[JudgeRecord], snapshots: Iterable[str]) -> list[JudgeRecord]:
+    """API judges' records with the snapshot their answers named (the items' records
+    hold them): one name, or the names comma-joined where the answers named several (the
+    model behind the API's name changed during the run). A local judge has none, and a
+    name that is the model asked says nothing more."""
+    named = sorted({name.strip() for text in snapshots for name in text.split(",")} - {""})
+    found = []
+    for record in records:
+        kept = [name for name in named if name != record.model]
+        if record.kind in (API_CHAT, INSPECT_GRADER) and kept:
+            record = replace(record, snapshot=", ".join(kept))
+        found.append(record)
+    return found
 
 
 def describe(record: JudgeRecord | dict[str, Any] | str) -> str:

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from tqdm.auto import tqdm
 
 from conceptcomb.scorers.judge_base import Judge, JudgeReply
-from conceptcomb.scorers.judge_cache import JudgeCache
+from conceptcomb.scorers.judge_cache import JudgeCache, Row
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.judges import build_judge
 from conceptcomb.scorers.local_judge import check_local_judge
@@ -136,12 +136,14 @@ class CacheWriter:
     def __init__(self, cache: JudgeCache, identity: str) -> None:
         self.cache = cache
         self.identity = identity
-        self._queued: list[tuple[tuple[str, float, str], asyncio.Future[None]]] = []
+        self._queued: list[tuple[Row, asyncio.Future[None]]] = []
         self._committing = False
         self._inline = 0  # commits on the loop since the last one in the thread
 
-    async def write(self, prompt: str, rating: float, reply: str) -> None:
-        row = (prompt, rating, reply)
+    async def write(
+        self, prompt: str, rating: float, reply: str, snapshot: str | None = None
+    ) -> None:
+        row: Row = (prompt, rating, reply, snapshot)
         if (
             not self._committing
             and self._inline < self.INLINE_RUN
@@ -258,8 +260,11 @@ class RatingSession:
         if self.cache is None or len(fresh) < 2:
             return
         hits = await asyncio.to_thread(self.cache.get_many, self.judge.identity, fresh)
+        named = await asyncio.to_thread(self.cache.snapshots, self.judge.identity, list(hits))
         for prompt, (rating, reply) in hits.items():
-            self._prefetched[prompt] = JudgeReply(rating=rating, reply=reply, from_cache=True)
+            self._prefetched[prompt] = JudgeReply(
+                rating=rating, reply=reply, from_cache=True, snapshot=named.get(prompt)
+            )
         self._looked_up.update(prompt for prompt in fresh if prompt not in hits)
 
     async def _answer(self, prompt: str) -> JudgeReply:
@@ -270,14 +275,16 @@ class RatingSession:
             hit = await asyncio.to_thread(self.cache.get, self.judge.identity, prompt)
             if hit is not None:
                 self.usage.cache_hits += 1
-                return JudgeReply(rating=hit[0], reply=hit[1], from_cache=True)
+                named = await asyncio.to_thread(self.cache.snapshots, self.judge.identity, [prompt])
+                snapshot = named.get(prompt)
+                return JudgeReply(rating=hit[0], reply=hit[1], from_cache=True, snapshot=snapshot)
         async with self._semaphore:
             reply = await self.judge.ask(prompt)
             self.usage.add(reply)
             if reply.ok and self._writer is not None:
                 assert reply.rating is not None
                 # Committed before the slot is freed: what is not on disk yet is in flight.
-                await self._writer.write(prompt, reply.rating, reply.reply)
+                await self._writer.write(prompt, reply.rating, reply.reply, reply.snapshot)
         if not reply.ok:  # reported once per run, with the share: `JudgeUsage.failure_warning`
             log.debug("judge failed on a prompt after retries: %s", reply.error)
         return reply

@@ -204,6 +204,7 @@ class LoopbackServer:
         strict: bool = False,
         spread: float = 0.0,
         record: bool = False,
+        snapshots: dict[str, str] | None = None,
     ):
         self.port = port
         self.latency = latency
@@ -215,6 +216,9 @@ class LoopbackServer:
         self.verdicts = verdicts or {}
         self.api_key = api_key  # when set, other keys are answered 401, as OpenAI does
         self.models = models  # when set, other models are answered 404 model_not_found
+        # The model an answer names for the model asked (as OpenAI answers ``gpt-4o`` with
+        # ``gpt-4o-2024-08-06``); by default the model asked.
+        self.snapshots = snapshots or {}
         self.stats = ServerStats()
         self.record = record
         self.bodies: list[dict[str, Any]] = []  # with record: each chat request's body
@@ -346,6 +350,7 @@ class LoopbackServer:
             message = f"The model `{model}` does not exist or you do not have access to it."
             return _response(404, _error(message, "model_not_found"))
         prompt = _prompt_of(request)
+        model = self.snapshots.get(model, model)  # as the answers name it
         preflight = prompt == PREFLIGHT_PROMPT
         attempt = self.stats.count(prompt, question=not preflight)
         if self.latency:  # counted from the request's arrival: our own work is part of it

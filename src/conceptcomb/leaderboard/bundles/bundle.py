@@ -322,18 +322,21 @@ def task_evidence(
     task: TaskRun,
     datasets: list[dict[str, Any]],
     generation: dict[str, Any] | None = None,
-) -> tuple[dict[str, Any], set[str]]:
-    """The task's evidence record for the bundle, and the judge identities its items name;
+) -> tuple[dict[str, Any], set[str], set[str]]:
+    """The task's evidence record for the bundle, the judge identities its items name and
+    the snapshots their judge's answers named;
     an lm-eval item also carries the chat messages it was sent (`lm_eval_turns`), which
     an Inspect item's and a rescored item's ``prompt`` hold."""
     checker = evidence_adapter(task.benchmark)
     if checker is None:
-        return {"missing": missing_reason(task.benchmark)}, set()
+        return {"missing": missing_reason(task.benchmark)}, set(), set()
     raws, reason = _raw_items(framework, task)
     if raws is None:
-        return {"missing": reason}, set()
+        return {"missing": reason}, set(), set()
     shas, data_dir = _file_shas(datasets), task.options.get("data_dir")
-    items, identities = [], set()
+    items: list[dict[str, Any]] = []
+    identities: set[str] = set()
+    snapshots: set[str] = set()
     for raw in raws:
         key = checker.item_key(task.task, raw.doc, str(data_dir) if data_dir else None)
         sha = shas.get(key.split(":", 1)[0]) if key else None
@@ -346,18 +349,21 @@ def task_evidence(
         unit = checker.unit(task.task, raw.doc) if hasattr(checker, "unit") else None
         shared = {"unit": unit} if unit is not None else {}
         items.append({"id": f"{sha}:{key}" if sha else None, **evidence, **shared, **prompt})
-        identities |= _identities(raw.record)
-    return encode(redact(items)), identities
+        identities |= _named(raw.record, "judge")
+        snapshots |= _named(raw.record, "judge_snapshot")
+        snapshots |= _named((raw.record or {}).get("verification"), "snapshot")
+    return encode(redact(items)), identities, snapshots
 
 
-def _identities(record: dict[str, Any] | None) -> set[str]:
-    """The judges named by a core record (and by an oracle's per-reply records)."""
-    if not record:
+def _named(record: Any, field: str) -> set[str]:
+    """What a core record's ``field`` names (the judge's identity, the snapshot its
+    answers named), and its oracle's per-reply records'."""
+    if not isinstance(record, dict):
         return set()
-    found = {record["judge"]} if isinstance(record.get("judge"), str) else set()
+    found = {record[field]} if isinstance(record.get(field), str) else set()
     for sample in record.get("samples") or []:
-        if isinstance(sample, dict) and isinstance(sample.get("judge"), str):
-            found.add(sample["judge"])
+        if isinstance(sample, dict) and isinstance(sample.get(field), str):
+            found.add(sample[field])
     return found
 
 
@@ -443,14 +449,17 @@ def _grader_identity(task: TaskRun, question: str) -> str:
 
 
 def _judge(
-    task: TaskRun, calibration: dict[str, Any] | None, identities: set[str]
+    task: TaskRun,
+    calibration: dict[str, Any] | None,
+    identities: set[str],
+    snapshots: set[str],
 ) -> dict[str, Any] | None:
     """The judge of a judged task: its record (`conceptcomb.scorers.judge_identity`), the
     judge options the run gave (no endpoint, cache or key), its calibration figure."""
     if not get(task.benchmark).judged(task.task):
         return None
     sha = judge_prompt_sha256(task.benchmark)
-    records = judge_records(task, identities, sha)
+    records = judge_identity.with_snapshots(judge_records(task, identities, sha), snapshots)
     judge: dict[str, Any] = records[0].as_dict() if len(records) == 1 else {}
     if len(records) > 1:
         judge["records"] = [record.as_dict() for record in records]
@@ -492,7 +501,7 @@ def task_record(
     """The task's record; ``intervals`` False: without them (`conceptcomb compare` reads
     the items, not the intervals)."""
     datasets = dataset_records(task.benchmark, task.options)
-    evidence, identities = task_evidence(run.framework, task, datasets, run.generation)
+    evidence, identities, snapshots = task_evidence(run.framework, task, datasets, run.generation)
     record = {
         "task": task.task,
         "benchmark": task.benchmark,
@@ -509,7 +518,7 @@ def task_record(
             "sent_sha256": sent_prompts_sha256(run.framework, task),
             "framework_task_hash": task.framework_hash,
         },
-        "judge": _judge(task, calibration, identities),
+        "judge": _judge(task, calibration, identities, snapshots),
         "metrics": {
             name: {"value": _number(m.value), "stderr": _number(m.stderr)}
             for name, m in sorted(task.metrics.items())
