@@ -125,8 +125,24 @@ def _export_bundles(args: argparse.Namespace) -> list[tuple[str, dict[str, Any],
                 f"{where}: INVALID bundle ({check.problems[0]}): see `conceptcomb "
                 "validate-bundle`; only a valid bundle is exported"
             )
-        checked.append((where, bundle, check))
+        checked.append((where, _scrubbed(bundle), check))
     return checked
+
+
+def _scrubbed(bundle: dict[str, Any]) -> dict[str, Any]:
+    """A bundle as an export carries it: no private host and no local path, which a bundle
+    written before `without_private_hosts` may hold (its judge's old record kept the
+    endpoint); its content hash made again where that changed anything."""
+    from conceptcomb.leaderboard.bundles.bundle import (
+        content_sha256,
+        without_local_paths,
+        without_private_hosts,
+    )
+
+    clean = without_private_hosts(without_local_paths(bundle))
+    if clean != bundle:
+        clean["content_sha256"] = content_sha256(clean)
+    return clean
 
 
 def run_export(args: argparse.Namespace) -> int:

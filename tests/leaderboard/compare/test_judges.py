@@ -210,3 +210,13 @@ def test_an_old_bundle_still_reads(runs: dict[str, Path], tmp_path: Path) -> Non
     mapped = found["runs"][0]["judges"][TASK][0]
     assert mapped["kind"] == "api-chat" and mapped["endpoint"] is None
     assert any("identity string" in note for note in mapped["notes"])
+    # Its export names no address, though the old bundle's judge entry does; and validates.
+    out = tmp_path / "eee"
+    code, printed = run_cli(
+        "export", str(old), "--to", "eee", "--out", str(out), "--model-id", "o/m"
+    )
+    assert code == 0, printed
+    written = [path for path in out.rglob("*") if path.is_file()]
+    assert written and not any("127.0.0.1" in path.read_text() for path in written)
+    code, printed = run_cli("validate-bundle", str(out))
+    assert code == 0 and "valid" in printed, printed
