@@ -157,3 +157,21 @@ def test_the_cggc_verifier_names_its_snapshot_too(tmp_path: Path) -> None:
     assert verifications and all(v["snapshot"] == AUGUST for v in verifications if v["edges"])
     (entry,) = json.loads(submit_bundle([results], tmp_path).read_text())["tasks"]
     assert entry["judge"]["question"] == "yes-no" and entry["judge"]["snapshot"] == AUGUST
+
+
+def test_rejudging_says_when_the_api_answers_as_another_snapshot(runs: dict) -> None:
+    """The August bundle re-checked against gpt-4o now answering as November's: the same
+    ratings (the loopback judge replays them), so it agrees, and the line says which
+    snapshot answered and which rated the bundle."""
+    spec = next(spec for spec in default_specs() if spec.name == TASK)
+    folder = runs["august"].parent.parent
+    ratings = recorded_ratings(write_gold_predictions(spec, folder / "again.jsonl"))
+    with LoopbackServer(ratings=ratings, snapshots={"gpt-4o": NOVEMBER}) as server:
+        code, printed = run_cli(
+            "validate-bundle", str(runs["august"]), "--rejudge", "6",
+            "--judge-base-url", server.base_url, "--judge-model", "gpt-4o", "--judge-cache", "off",
+        )  # fmt: skip
+    assert code == 0, printed
+    (line,) = [line for line in printed.splitlines() if "asked again" in line]
+    assert "agrees with the stored ratings" in line
+    assert f"the API now answers as {NOVEMBER}, the bundle's ratings came from {AUGUST}" in line

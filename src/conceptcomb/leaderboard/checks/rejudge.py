@@ -25,6 +25,7 @@ from conceptcomb.common.errors import ConfigError
 from conceptcomb.leaderboard.checks.agreement import judge_label, judge_record, task_questions
 from conceptcomb.leaderboard.statistics.agreement import spearman
 from conceptcomb.leaderboard.statistics.stats import Interval, mean_interval
+from conceptcomb.scorers.judge_base import snapshot_of
 from conceptcomb.scorers.judge_identity import describe
 
 # Points on the judge's 1-10 scale: the largest mean |re-asked - stored| a bundle may show
@@ -51,6 +52,9 @@ class Rejudged:
     stored: list[float] = field(default_factory=list)
     new: list[float] = field(default_factory=list)
     usage: str = ""
+    # The snapshots the bundle's ratings and the answers asked now came from, where named.
+    stored_snapshot: str | None = None
+    snapshot: str | None = None
 
     @property
     def equal(self) -> float:
@@ -107,7 +111,17 @@ class Rejudged:
             f"{self.task}: {len(self.new)} of the bundle's judge questions asked again "
             f"(seeded sample{failed}) of {self.judge} ({whom}: {self.stored_judge}): "
             f"same rating {100 * self.equal:.1f}%, within one point {100 * self.within_one:.1f}%"
-            f", mean |difference| {interval}, Spearman {rho}: {verdict}"
+            f", mean |difference| {interval}, Spearman {rho}: {verdict}{self._snapshots()}"
+        )
+
+    def _snapshots(self) -> str:
+        """A note where the API answers as another snapshot than the one that rated the
+        bundle: a difference may be the snapshot's, not the submitter's."""
+        if not self.stored_snapshot or not self.snapshot or self.snapshot == self.stored_snapshot:
+            return ""
+        return (
+            f"; note: the API now answers as {self.snapshot}, the bundle's ratings came from "
+            f"{self.stored_snapshot}"
         )
 
 
@@ -205,6 +219,9 @@ def rejudge_task(
     replies, usage, identity = rate_prompts(settings, prompts, f"rejudging {result.task}")
     result.judge, result.same = describe(identity), _same(identity, record.get("judge"))
     result.asked, result.usage = len(chosen), usage.summary()
+    stored = judge_record(record.get("judge"))
+    result.stored_snapshot = stored.snapshot if stored is not None else None
+    result.snapshot = snapshot_of(reply for reply in replies.values() if not reply.from_cache)
     for prompt, stored in chosen:
         reply = replies[prompt]
         if reply.rating is None:
