@@ -150,6 +150,8 @@ def test_one_lm_eval_folder_holding_both_orders(runs: dict[str, Path]) -> None:
     assert rows["cider"]["method"] == "paired bootstrap, percentile"
     code, printed = run_cli("compare", str(runs["orders"]), "--variants")
     assert code == 0 and "what differs (A vs B)" in printed
+    assert "A - A" not in printed  # both variants are one run's: no letter tells them apart
+    assert f"note: cggc_ood_easy2hard vs cggc_ood_hard2easy: only {LIMIT} items paired" in printed
 
 
 def test_two_inspect_logs_of_the_order_option(runs: dict[str, Path]) -> None:

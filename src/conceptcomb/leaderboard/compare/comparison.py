@@ -387,8 +387,13 @@ def _compare_task(
                     notes.append(f"{task} {metric}: cannot be resampled ({type(err).__name__})")
     for number, p in enumerate(pairings):
         if 1 < len(p.rows_a) < FEW_ITEMS:
+            # Variants of one run (one lm-eval folder) share its letter: name both tasks.
+            if p.letters[0] != p.letters[1]:
+                sides = f"{task} {p.letters[0]} - {p.letters[1]}"
+            else:
+                sides = f"{p.a.task} vs {p.b.task}"
             notes.append(
-                f"{task} {p.letters[0]} - {p.letters[1]}: only {len(p.rows_a)} items paired: "
+                f"{sides}: only {len(p.rows_a)} items paired: "
                 "intervals and p-values this few items give are rough (a --limit run?)"
             )
         for metric in metrics:
