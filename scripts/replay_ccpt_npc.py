@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 from pathlib import Path
 
@@ -108,6 +109,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="write conceptcomb score runs")
     parser.add_argument("--model", choices=sorted(MODELS), default=None, help="only this model")
     args = parser.parse_args()
+    if args.data_dir:  # --out's conceptcomb score reads the CCPT files from there too
+        os.environ["CONCEPTCOMB_DATA_DIR"] = args.data_dir
     items = load_items(SPEC, args.data_dir)
     paper = paper_rows()
     print(f"ccpt_npc_emergent {task_version()}, {len(items)} items, npc_modifier=lemma")
