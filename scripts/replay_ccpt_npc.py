@@ -9,12 +9,19 @@ judge a loopback server that answers only with the ratings the authors recorded 
 they never asked fails and is left out, counted), and prints per model and method the mean
 over seeds beside Table 3's row (Base and CoT: the methods one prompt answers).
 
-    python scripts/replay_ccpt_npc.py [--results DIR] [--data-dir DIR]
+``--out DIR`` also writes each seed's replies through ``conceptcomb score`` (Base as
+``ccpt_npc_emergent``, CoT as ``ccpt_npc_emergent_cot``, judged by the same replay) into
+``DIR/<model>_<method>/seed<N>/``, the runs ``conceptcomb compare`` pairs (the seeds of a
+folder averaged per item); ``--model`` keeps the files of one model (``gpt-4o``).
+
+    python scripts/replay_ccpt_npc.py [--results DIR] [--data-dir DIR] [--out DIR] [--model M]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
 from pathlib import Path
 
@@ -25,7 +32,12 @@ from conceptcomb.ccpt.scoring import score_replies
 from conceptcomb.ccpt.tasks import NPC_EMERGENT, CcptTaskSpec, task_version
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.testing.judge_server import LoopbackServer
-from conceptcomb.testing.recorded import csv_rows, recorded_replies, replay_table
+from conceptcomb.testing.recorded import (
+    csv_rows,
+    recorded_replies,
+    replay_table,
+    score_predictions,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC = CcptTaskSpec(NPC_EMERGENT)
@@ -49,18 +61,37 @@ def seeds(path: Path) -> list[str]:
     return [c.removesuffix("_modifier") for c in columns]
 
 
-def replay(path: Path, run: str, items: list) -> tuple[dict[str, float], int]:
-    """One seed's metrics, and how many questions the recorded ratings could not answer."""
+def replay(
+    path: Path, run: str, items: list, out: Path | None = None
+) -> tuple[dict[str, float], int]:
+    """One seed's metrics, and how many questions the recorded ratings could not answer;
+    with ``out``, its ``conceptcomb score`` results there too."""
     recorded = list(recorded_replies(path, run))
     table, _ = replay_table(recorded)
     with LoopbackServer(ratings=table, strict=True) as server:
-        settings = JudgeSettings.resolve(
-            {"judge_base_url": server.base_url, "judge_cache": "off", "judge_format_retries": 0}
-        )
+        options = {"judge_base_url": server.base_url, "judge_cache": "off"}
+        settings = JudgeSettings.resolve({**options, "judge_format_retries": 0})
         scores, _ = score_replies(SPEC, items, [r.reply for r in recorded], settings)
         unknown = len(server.stats.unknown)
+        if out is not None:
+            write_scored(out, run, items, [r.reply for r in recorded], server.base_url)
     result = aggregate(SPEC, [score.metrics for score in scores])
     return {name: result[name].value for name in METRICS}, unknown
+
+
+def write_scored(out: Path, run: str, items: list, replies: list[str], judge_url: str) -> None:
+    """``conceptcomb score`` of one seed's replies into ``out/<model>_<method>/seed<N>/``."""
+    model, method, seed = run.rsplit("_", 2)
+    folder = out / f"{model}_{method}" / f"seed{seed}"
+    folder.mkdir(parents=True, exist_ok=True)
+    predictions = folder / "predictions.jsonl"
+    pairs = zip(items, replies, strict=True)
+    lines = [{"doc": item.as_doc(), "response": reply} for item, reply in pairs]
+    predictions.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    task = SPEC.name + ("_cot" if method == "cot" else "")
+    judge = ("--judge-base-url", judge_url, "--judge-model", "gpt-4o", "--judge-cache", "off",
+             "--judge-format-retries", "0")  # fmt: skip
+    score_predictions(folder, task, predictions, model, *judge, "--npc-modifier", "lemma")
 
 
 def paper_rows() -> dict[tuple[str, str], list[float]]:
@@ -75,18 +106,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, default=REPO.parent / "shared/data/ccpt/results")
     parser.add_argument("--data-dir", default=None, help="the CCPT files (default: as ever)")
+    parser.add_argument("--out", type=Path, default=None, help="write conceptcomb score runs")
+    parser.add_argument("--model", choices=sorted(MODELS), default=None, help="only this model")
     args = parser.parse_args()
+    if args.data_dir:  # --out's conceptcomb score reads the CCPT files from there too
+        os.environ["CONCEPTCOMB_DATA_DIR"] = args.data_dir
     items = load_items(SPEC, args.data_dir)
     paper = paper_rows()
     print(f"ccpt_npc_emergent {task_version()}, {len(items)} items, npc_modifier=lemma")
     print("| model | setting | seeds | R_HMP | R_NP | E | unanswered | Table 3 R_HMP / R_NP / E |")
     print("|---|---|---|---|---|---|---|---|")
     for name, model in MODELS.items():
+        if args.model not in (None, name):
+            continue
         for method, setting in METHODS.items():
             path = args.results / f"npc_emergent_{name}_{method}.csv"
             if not path.is_file():
                 continue
-            runs = [replay(path, run, items) for run in seeds(path)]
+            runs = [replay(path, run, items, args.out) for run in seeds(path)]
             means = [statistics.fmean(values[m] for values, _ in runs) for m in METRICS]
             unknown = sum(count for _, count in runs)
             published_cells = paper.get((model, setting))
