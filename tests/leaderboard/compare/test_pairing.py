@@ -19,7 +19,7 @@ from conceptcomb.leaderboard.compare.items import CHAT_ONE, CHAT_TURNS, TEXT, Fo
 from conceptcomb.leaderboard.statistics import corpus, stats
 
 RNG = np.random.default_rng(3)
-IDS = [f"item {n}" for n in range(40)]
+IDS = [f"item {n:02d}" for n in range(40)]  # in the order compare pairs items: by id
 
 
 def run(model: str, scores: np.ndarray, **fields: object) -> TaskItems:
@@ -215,3 +215,30 @@ def test_variants_pair_within_a_model_and_say_what_differs() -> None:
                               [("my_task", "my_other_task")])  # fmt: skip
     assert [r.differs for r in result.rows] == [["task: my_task vs my_other_task"]]
     assert not compare_variants(sides([Path("a")], [Found(items=[run("m", x), named])])).rows
+
+
+def test_the_interval_does_not_depend_on_the_order_items_were_read_in() -> None:
+    """The same replies read in another order (an Inspect log keeps its samples in another
+    order than lm-eval's file) give the same bootstrap interval: rows go by item id."""
+    labels = [int(x) for x in RNG.integers(0, 2, 40)]
+    right = [int(x) for x in labels[:25]] + [1 - x for x in labels[25:]]
+    wrong = [1 - x for x in labels[:15]] + labels[15:]
+    scores_a, scores_b = RNG.normal(50, 10, 40), RNG.normal(48, 10, 40)
+
+    def side(model: str, predicted: list[int], scores: np.ndarray, order: list[int]) -> TaskItems:
+        items = run(model, scores[order], ids=[IDS[n] for n in order])
+        items.corpus["macro_f1"] = corpus.macro_f1(
+            [labels[n] for n in order], [predicted[n] for n in order], 100.0
+        )
+        return items
+
+    forward, backward = list(range(40)), list(range(39, -1, -1))
+    bounds = []
+    for order_a, order_b in ((forward, forward), (backward, backward), (forward, backward)):
+        result = compared(
+            side("a", right, scores_a, order_a), side("b", wrong, scores_b, order_b),
+            n_resamples=300,
+        )  # fmt: skip
+        row = next(r for r in result.rows if r.metric == "macro_f1")
+        bounds.append((row.result.difference, row.result.lower, row.result.upper))
+    assert bounds[0] == pytest.approx(bounds[1]) and bounds[0] == pytest.approx(bounds[2])

@@ -212,9 +212,13 @@ def differences(a: TaskItems, b: TaskItems) -> list[tuple[str, str, str]]:
 
 
 def _pairing(a: TaskItems, b: TaskItems) -> tuple[np.ndarray, np.ndarray, Unpaired]:
-    """Rows of the items both hold (a's order), and what is not paired."""
+    """Rows of the items both hold, in the order of their ids, and what is not paired.
+
+    The order of the ids, not of either file: a resampling draws rows by position, so the
+    same replies read from an lm-eval folder or from an Inspect log (which keep their
+    samples in different orders) give the same interval."""
     if a.ids == b.ids and not _any_data_differs(a, b):  # the usual case: the same items
-        rows = np.arange(len(a.ids))
+        rows = np.asarray(sorted(range(len(a.ids)), key=a.ids.__getitem__), dtype=int)
         return rows, rows, Unpaired(a.task, "", "", len(rows), [], [], [])
     where_b = {item: n for n, item in enumerate(b.ids)}
     rows_a, rows_b, differ = [], [], []
@@ -232,6 +236,8 @@ def _pairing(a: TaskItems, b: TaskItems) -> tuple[np.ndarray, np.ndarray, Unpair
     only_a = [i for i in a.ids if i not in where_b]
     only_b = [i for i in b.ids if i not in set_a]
     unpaired = Unpaired(a.task, "", "", len(rows_a), only_a, only_b, differ)
+    order = sorted(range(len(rows_a)), key=lambda k: a.ids[rows_a[k]])
+    rows_a, rows_b = [rows_a[k] for k in order], [rows_b[k] for k in order]
     return np.asarray(rows_a, dtype=int), np.asarray(rows_b, dtype=int), unpaired
 
 
