@@ -8,31 +8,22 @@ folder and puts them first in the detection test files, in the hub's record sche
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from scripts import abspyramid_sample_folder as sample_folder
 from tests.conftest import SHARED_DATA, read_jsonl, require_shared_data
 
 # Outside the collected test packages (tests/fixtures/: data, not a test package).
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "abspyramid"
+FIXTURES = sample_folder.FIXTURES
 REAL_SAMPLE = SHARED_DATA / "abspyramid" / "sample_detection.jsonl"
-DETECTION = "AbsPyramid_Detection"
 
 
 def real_records() -> list[dict]:
     """The 30 real detection records, as the hub stores them (no 'instance' field)."""
-    return [
-        {key: record[key] for key in ("event", "concept", "label", "type")}
-        for record in read_jsonl(REAL_SAMPLE)
-    ]
-
-
-def _prepend(path: Path, records: list[dict]) -> None:
-    lines = "".join(json.dumps(record) + "\n" for record in records)
-    path.write_text(lines + path.read_text(encoding="utf-8"), encoding="utf-8")
+    return sample_folder.real_records(REAL_SAMPLE)
 
 
 @pytest.fixture(scope="session")
@@ -44,14 +35,9 @@ def abspyramid_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def data_folder(folder: Path) -> Path:
     """``folder``: the hand-made fixture files, the 30 real detection records (from
-    ../shared) first in each detection test file."""
-    shutil.copytree(FIXTURES, folder)
-    real = real_records()
-    for kind in ("noun", "verb", "event"):
-        _prepend(folder / DETECTION / f"{kind}_dataset" / "test.json",
-                 [r for r in real if r["type"] == kind])  # fmt: skip
-    _prepend(folder / DETECTION / "merged_dataset" / "test.json", real)
-    return folder
+    ../shared) first in each detection test file (scripts/abspyramid_sample_folder.py, which
+    makes the same folder for a README's runs)."""
+    return sample_folder.data_folder(folder, REAL_SAMPLE)
 
 
 LM_EVAL_TASKS = ("abspyramid_det_noun", "abspyramid_det_noun_icl", "abspyramid_gen_noun")
