@@ -173,7 +173,9 @@ class OpenAIJudge(ChatJudge):
             reply.input_tokens += prompt_tokens
             reply.output_tokens += completion_tokens
             if isinstance(data.get("model"), str):  # the snapshot, where the API names one
-                self.served_model = reply.snapshot = data["model"]
+                self.served_model = data["model"]
+                if data["model"] != self.model:  # an echo of the model asked says nothing
+                    reply.snapshot = data["model"]
             return text
 
     async def preflight(self) -> None:

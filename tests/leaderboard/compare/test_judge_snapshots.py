@@ -88,6 +88,8 @@ def test_the_bundle_names_the_snapshot_its_answers_named(runs: dict) -> None:
     judged = [r for r in records if r.get("judge")]
     assert judged and all(r["judge_snapshot"] == AUGUST for r in judged)
     assert _judge(runs["plain"])["snapshot"] is None  # the server named the model asked
+    plain = runs["plain"].parent.parent / f"{TASK}.samples.jsonl"
+    assert not any("judge_snapshot" in json.loads(line) for line in plain.read_text().splitlines())
 
 
 def test_a_rating_from_the_cache_keeps_the_snapshot_that_gave_it(runs: dict) -> None:
