@@ -166,34 +166,29 @@ class JudgeCache:
 
     def get_many(self, judge_identity: str, prompts: list[str]) -> dict[str, tuple[float, str]]:
         """Cached answers among ``prompts`` (one query per 500, not one per prompt)."""
-        keys = {cache_key(judge_identity, prompt): prompt for prompt in prompts}
-        found: dict[str, tuple[float, str]] = {}
-        ordered = list(keys)
-        for start in range(0, len(ordered), 500):
-            chunk = ordered[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            with self._lock:
-                rows = self._conn.execute(
-                    f"SELECT key, rating, reply FROM ratings WHERE key IN ({marks})", chunk
-                ).fetchall()
-            for key, rating, reply in rows:
-                found[keys[key]] = (float(rating), str(reply))
-        return found
+        rows = self._select("rating, reply FROM ratings", judge_identity, prompts)
+        return {prompt: (float(rating), str(reply)) for prompt, (rating, reply) in rows.items()}
 
     def snapshots(self, judge_identity: str, prompts: list[str]) -> dict[str, str]:
         """The snapshot each of ``prompts``' cached ratings was answered by, where the
         answer named one."""
+        rows = self._select("snapshot FROM snapshots", judge_identity, prompts)
+        return {prompt: str(snapshot) for prompt, (snapshot,) in rows.items()}
+
+    def _select(self, what: str, judge_identity: str, prompts: list[str]) -> dict[str, tuple]:
+        """``SELECT key, <what> WHERE key IN (...)`` for ``prompts``' keys, 500 at a time:
+        each found prompt's columns."""
         keys = {cache_key(judge_identity, prompt): prompt for prompt in prompts}
-        found: dict[str, str] = {}
+        found: dict[str, tuple] = {}
         ordered = list(keys)
         for start in range(0, len(ordered), 500):
             chunk = ordered[start : start + 500]
             marks = ",".join("?" * len(chunk))
             with self._lock:
                 rows = self._conn.execute(
-                    f"SELECT key, snapshot FROM snapshots WHERE key IN ({marks})", chunk
+                    f"SELECT key, {what} WHERE key IN ({marks})", chunk
                 ).fetchall()
-            found.update({keys[key]: str(snapshot) for key, snapshot in rows})
+            found.update({keys[key]: tuple(rest) for key, *rest in rows})
         return found
 
     def put(
