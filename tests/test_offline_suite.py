@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,17 @@ def clean_copy(target: Path) -> Path:
     return target
 
 
+def failure_report(output: str) -> str:
+    """What the copy's run says of its failures: the summary lines (cut to the terminal's
+    width, so they rarely say why), the error lines, each failure's section, then the end."""
+    lines = output.splitlines()
+    summary = [line for line in lines if line.startswith(("FAILED ", "ERROR tests/"))]
+    details = re.search(r"^=+ (?:FAILURES|ERRORS) =+$(.*?)^=+ ", output, re.M | re.S)
+    sections = details.group(1).strip() if details else "(no failure section)"
+    errors = [line for line in sections.splitlines() if line.startswith("E ")][:40]
+    return "\n".join([*summary, *errors, sections[:8000], "...", output[-2000:]])
+
+
 @pytest.mark.skipif(bool(os.environ.get(INNER)), reason="the offline run itself")
 def test_the_fast_suite_passes_offline_without_shared_data(tmp_path: Path) -> None:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
@@ -71,11 +83,28 @@ def test_the_fast_suite_passes_offline_without_shared_data(tmp_path: Path) -> No
         [*prefix, *command], cwd=checkout, env=env, capture_output=True, text=True, timeout=3600
     )
     output = done.stdout + done.stderr
-    failures = [line for line in output.splitlines() if line.startswith(("FAILED", "ERROR"))]
-    assert done.returncode == 0, "\n".join([*failures, output[-3000:]])
+    assert done.returncode == 0, failure_report(output)
     summary = output.strip().splitlines()[-1]
     assert re.search(r"\d+ passed", summary) and "failed" not in summary, summary
     # Skips say why; none is for want of the network.
     skips = [line for line in output.splitlines() if line.startswith("SKIPPED")]
     offline = [line for line in skips if re.search(r"download|network|internet", line, re.I)]
     assert not offline, "\n".join(offline[:20])
+
+
+def test_the_report_of_a_failed_run_says_why(tmp_path: Path) -> None:
+    """A failure in the copy's run reaches CI's log with its reason, not only its name."""
+    (tmp_path / "test_fails.py").write_text(
+        "def test_a_rather_long_name_that_fills_the_summary_line_to_its_end():\n"
+        "    assert 1 + 1 == 3, 'the reason CI must show'\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfEs", "-n", "0",
+         "-o", "addopts=", str(tmp_path)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 1
+    report = failure_report(done.stdout + done.stderr)
+    assert report.startswith("FAILED ")
+    assert "E       AssertionError: the reason CI must show" in report

@@ -107,6 +107,20 @@ def test_a_loop_that_raises_restores_the_collector(
     assert gc.get_freeze_count() == 0 and gc.get_threshold() == collector
 
 
+def test_a_judge_that_raises_leaves_no_exception_unretrieved(
+    judge_server: LoopbackServer,
+    fresh_cache: Path,
+    collector: tuple[int, int, int],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The error reaches the caller, and nothing is logged later when the loop's objects are
+    collected (that log, inside an unrelated `ast.parse` on Python 3.11, failed the parse)."""
+    with pytest.raises(RuntimeError, match="a bug in the judge"):
+        rate_prompts(settings_for(judge_server), PROMPTS, build=watched([], fail=True))
+    gc.collect()
+    assert [r.getMessage() for r in caplog.records if "never retrieved" in r.getMessage()] == []
+
+
 def test_a_process_that_froze_objects_keeps_its_settings(
     judge_server: LoopbackServer, fresh_cache: Path, collector: tuple[int, int, int]
 ) -> None:

@@ -229,6 +229,12 @@ class RatingSession:
                 reply = await self._answer(prompt)
         except BaseException as err:
             future.set_exception(err)
+            # Marked retrieved: raised to this caller below, and to any caller waiting on the
+            # same prompt. Unmarked, its collection logs "Future exception was never
+            # retrieved", and on Python 3.11 that log's traceback, printed by a collection that
+            # fell inside an `ast.parse`, fails the parse ("AST constructor recursion depth
+            # mismatch", python/cpython#106905).
+            future.exception()
             self._answers.pop(prompt, None)
             raise
         future.set_result(reply)
