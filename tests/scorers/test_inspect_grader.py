@@ -4,6 +4,7 @@ judge a loopback OpenAI-compatible server reached through Inspect's own provider
 from __future__ import annotations
 
 import math
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,31 @@ def test_the_judge_options_build_the_grader(tmp_path: Path, fresh_cache: Path) -
     judges = {sample.scores["ccpt"].metadata["judge"] for sample in log.samples or []}
     settings = JudgeSettings.resolve({"judge_base_url": server.base_url})
     assert judges == {OpenAIJudge(settings).identity}
+
+
+def test_the_grader_records_the_snapshot_its_answers_name(
+    tmp_path: Path, fresh_cache: Path
+) -> None:
+    """An API answering ``gpt-4o`` as a dated snapshot (issue 45): Inspect's grader keeps it
+    in each item's record and in the cache, as lm-eval's judge does; an echo records none."""
+    items = load_items(SPEC)[:3]
+    replies = [gold_reply(SPEC.kind, item) for item in items]
+    dated = "gpt-4o-2024-08-06"
+    with LoopbackServer(snapshots={"gpt-4o": dated}) as server:
+        log = run(replies, tmp_path / "dated", judge_base_url=server.base_url)
+        assert log.status == "success", log.error
+    metadata = [sample.scores["ccpt"].metadata for sample in log.samples or []]
+    assert len(metadata) == len(items)
+    assert {m["judge_snapshot"] for m in metadata} == {dated}
+    with sqlite3.connect(default_cache_path()) as conn:  # every rating, with its snapshot
+        rated = conn.execute("SELECT COUNT(*) FROM ratings").fetchone()[0]
+        named = conn.execute("SELECT snapshot, COUNT(*) FROM snapshots GROUP BY 1").fetchall()
+    assert rated > 0 and named == [(dated, rated)]
+
+    with LoopbackServer() as server:  # answers name the model asked
+        log = run(replies, tmp_path / "echo", judge_base_url=server.base_url)
+        assert log.status == "success", log.error
+    assert all("judge_snapshot" not in s.scores["ccpt"].metadata for s in log.samples or [])
 
 
 def test_the_grader_role_and_judge_options_conflict(tmp_path: Path, fresh_cache: Path) -> None:

@@ -176,6 +176,8 @@ class InspectModelJudge(ChatJudge):
         # Only to scrub it from error messages an endpoint might echo.
         self._secrets = {s for s in (secret, *map(_api_key, self.models)) if s and s != "EMPTY"}
         self._busy = [0] * len(self.models)
+        self._asked_names = {wire_model_name(model) for model in self.models}
+        self._chat_endpoints = all(openai_chat_endpoint(model) for model in self.models)
         self.unusable = None
         self._config = GenerateConfig(temperature=0.0, max_tokens=settings.judge_max_tokens)
         kind = settings.judge_response_format
@@ -204,7 +206,16 @@ class InspectModelJudge(ChatJudge):
         if output.usage is not None:
             reply.input_tokens += output.usage.input_tokens
             reply.output_tokens += output.usage.output_tokens
+        reply.snapshot = self._snapshot(output.model) or reply.snapshot
         return output.completion
+
+    def _snapshot(self, named: object) -> str | None:
+        """The model an OpenAI chat answer names where it is not the one asked
+        (``gpt-4o-2024-08-06`` for ``gpt-4o``), as lm-eval's judge records it; None for an
+        echo and for other providers (whose outputs name the provider's model string)."""
+        if not isinstance(named, str) or not named or named in self._asked_names:
+            return None
+        return named if self._chat_endpoints else None
 
     def _failure(self, err: Exception) -> str:
         err = _unwrap(err)  # Inspect already retried what a retry may fix
