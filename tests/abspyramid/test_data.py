@@ -163,8 +163,9 @@ def test_unknown_split_is_refused(abspyramid_dir: Path) -> None:
 
 
 def test_folder_without_the_file(tmp_path: Path) -> None:
-    with pytest.raises(DataUnavailableError, match=r"noun_dataset/test.json is not in"):
+    with pytest.raises(DataUnavailableError, match=r"noun_dataset/test.json is not in") as err:
         load_items(AbsTaskSpec(DETECTION, "noun"), data_dir=tmp_path)
+    assert "conceptcomb --data-dir" in str(err.value)  # the hub's files: the same advice
 
 
 @pytest.fixture

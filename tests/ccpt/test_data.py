@@ -110,8 +110,11 @@ def test_modified_file_is_refused_by_checksum(ccpt_dir: Path, tmp_path: Path) ->
 
 def test_missing_file_in_named_folder(tmp_path: Path) -> None:
     (tmp_path / "ccpt").mkdir()
-    with pytest.raises(DataUnavailableError, match=r"ccpt_emergent\.csv is not in .*ccpt"):
+    with pytest.raises(DataUnavailableError, match=r"ccpt_emergent\.csv is not in .*ccpt") as err:
         load_items(CcptTaskSpec("pi_emergent"), data_dir=tmp_path)
+    # The folder option as each front end spells it, to drop it and download instead.
+    for form in ("conceptcomb --data-dir", "Inspect -T data_dir", "lm-eval --metadata data_dir"):
+        assert form in str(err.value)
 
 
 def test_offline_without_cache_says_what_to_do(monkeypatch, fresh_cache: Path) -> None:

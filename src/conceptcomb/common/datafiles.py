@@ -30,6 +30,8 @@ from typing import Protocol
 from conceptcomb.common.errors import ChecksumError, DataFormatError, DataUnavailableError
 
 DATA_DIR_ENV = "CONCEPTCOMB_DATA_DIR"
+# The folder option as each front end spells it: ours, Inspect's and lm-eval's.
+DATA_DIR_FORMS = "conceptcomb --data-dir, Inspect -T data_dir, lm-eval --metadata data_dir"
 CACHE_DIR_ENV = "CONCEPTCOMB_CACHE_DIR"
 VERIFY_ENV = "CONCEPTCOMB_VERIFY_CHECKSUMS"
 
@@ -189,8 +191,8 @@ def _from_user_folder(
     alternatives = f" (or its source {pinned.source.name})" if pinned.source else ""
     raise DataUnavailableError(
         f"{pinned.name}{alternatives} is not in {folder}. That folder must hold the files of "
-        f"{dataset.describe()}; add the file, or unset {DATA_DIR_ENV} and drop data_dir to "
-        f"download the files into {cache}."
+        f"{dataset.describe()}; add the file, or unset {DATA_DIR_ENV} and drop the data "
+        f"folder option ({DATA_DIR_FORMS}) to download the files into {cache}."
     )
 
 

@@ -31,6 +31,7 @@ from urllib.parse import urlparse
 
 from conceptcomb.common.datafiles import (
     DATA_DIR_ENV,
+    DATA_DIR_FORMS,
     PinnedFile,
     cache_root,
     sha256_of,
@@ -135,8 +136,8 @@ def _in_folder(dataset: HubDataset, name: str, folder: Path) -> Path:
         return path
     raise DataUnavailableError(
         f"{name} is not in {folder}: that folder must hold the files of {dataset.describe()} "
-        f"in the repository's layout; add the file, or unset {DATA_DIR_ENV} and drop data_dir "
-        f"to download them from the hub."
+        f"in the repository's layout; add the file, or unset {DATA_DIR_ENV} and drop the "
+        f"data folder option ({DATA_DIR_FORMS}) to download them from the hub."
     )
 
 
