@@ -219,12 +219,17 @@ def _rescore_settings(args: argparse.Namespace) -> Any:
 
 
 def _given_judge(args: argparse.Namespace) -> tuple[Any, bool]:
-    """The ``--judge-*`` options as settings, and whether they name a judge (else the one
-    the bundle names is asked, with the other options: cache, device, retries)."""
+    """The ``--judge-*`` options as settings, and whether they or their ``CONCEPTCOMB_JUDGE*``
+    variables name a judge (else the one the bundle names is asked, with the other options:
+    cache, device, retries)."""
+    import os
+
     from conceptcomb.scorers.cli_options import judge_settings
 
     named = (args.judge, args.judge_model, args.judge_base_url)
-    return judge_settings(args), any(value is not None for value in named)
+    variables = ("CONCEPTCOMB_JUDGE", "CONCEPTCOMB_JUDGE_MODEL", "CONCEPTCOMB_JUDGE_BASE_URL")
+    from_env = any(os.environ.get(name) for name in variables)
+    return judge_settings(args), from_env or any(value is not None for value in named)
 
 
 def _rejudge(tasks: list[Any], check: Any, args: argparse.Namespace) -> bool:
@@ -342,7 +347,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
         type=int,
         metavar="N",
         help="ask a seeded random sample of N of each judged task's distinct judge questions "
-        "again (the judge the --judge-* options name; without them, the judge the bundle "
+        "again (the judge the --judge-* options, or their CONCEPTCOMB_JUDGE* variables, "
+        "name; without them, the judge the bundle "
         "names, where it can be reached: the local judge offline) and compare with the "
         "stored ratings: share equal, within one point, mean |difference| with its 95%% "
         "interval, Spearman; exit 1 beyond the tolerance (docs/judge.md)",

@@ -91,6 +91,20 @@ def test_a_private_judge_must_be_named(recorded: tuple[Path, dict]) -> None:
     assert error.endswith("name it with --judge-model gpt-4o --judge-base-url URL.")
 
 
+def test_the_judge_variables_name_it_as_the_options_do(
+    recorded: tuple[Path, dict], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CONCEPTCOMB_JUDGE_BASE_URL and _MODEL name the judge to ask, as everywhere else."""
+    bundle, ratings = recorded
+    with LoopbackServer(ratings=ratings, strict=True) as same:
+        monkeypatch.setenv("CONCEPTCOMB_JUDGE_BASE_URL", same.base_url)
+        monkeypatch.setenv("CONCEPTCOMB_JUDGE_MODEL", "gpt-4o")
+        code, printed = run_cli("validate-bundle", str(bundle), "--rejudge", "5")
+        assert same.stats.requests == 5
+    assert code == 0, printed
+    assert "agrees with the stored ratings" in printed
+
+
 def test_a_bundle_without_judged_tasks_says_so(tmp_path: Path) -> None:
     predictions, _ = gold_predictions(tmp_path, 5, CcptTaskSpec("tp"))
     results = score(tmp_path, "tp", predictions, "--judge", "off", task="ccpt_tp")
