@@ -57,7 +57,7 @@ MODEL = "loopback-model"
 
 def process_cpu(pid: int) -> float:
     """User + system CPU seconds a running process has used so far (Linux /proc)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    fields = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8").rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -105,7 +105,7 @@ def run_command(
     server.first_cpu = None
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.time()
-    with log.open("w") as output:
+    with log.open("w", encoding="utf-8") as output:
         process = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
         server.pid = process.pid
         returncode = process.wait()
@@ -113,7 +113,7 @@ def run_command(
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if returncode != 0:
-        tail = log.read_text()[-3000:]
+        tail = log.read_text(encoding="utf-8")[-3000:]
         raise SystemExit(f"command failed ({returncode}): {' '.join(command)}\n{tail}")
     if server.asked != expected or server.unknown:
         raise SystemExit(

@@ -88,7 +88,7 @@ def timed(command: list[str], env: dict[str, str], log: Path) -> float:
     start = time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=3600)
     seconds = time.perf_counter() - start
-    log.write_text(" ".join(command) + "\n\n" + done.stdout + done.stderr)
+    log.write_text(" ".join(command) + "\n\n" + done.stdout + done.stderr, encoding="utf-8")
     if done.returncode != 0:
         raise SystemExit(f"failed (exit {done.returncode}), log {log}:\n{done.stderr[-3000:]}")
     return seconds

@@ -218,7 +218,7 @@ def eee_python() -> str:
     python = venv / "bin" / "python"
     venv.parent.mkdir(parents=True, exist_ok=True)
     # One maker at a time: the suite's workers (pytest-xdist) may all ask for it at once.
-    with open(venv.parent / f"eee-{EEE_VERSION}.lock", "w") as lock:
+    with open(venv.parent / f"eee-{EEE_VERSION}.lock", "w", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         return _make_eee_venv(venv, python)
 
@@ -276,6 +276,6 @@ def vllm_turn() -> Iterator[None]:
     and a few GB): the module that asks for it holds the turn until its last test."""
     import tempfile
 
-    with open(Path(tempfile.gettempdir()) / "conceptcomb-vllm.lock", "w") as lock:
+    with open(Path(tempfile.gettempdir()) / "conceptcomb-vllm.lock", "w", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield

@@ -36,7 +36,9 @@ def environment(folder: Path, *install: str) -> Path:
         capture_output=True,
         text=True,
     ).stdout.strip()
-    Path(own_site, "borrowed.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    Path(own_site, "borrowed.pth").write_text(
+        "\n".join(site.getsitepackages()) + "\n", encoding="utf-8"
+    )
     if install:
         command = [str(python), "-m", "pip", "install", "--no-deps", "-q", *install]
         subprocess.run(command, check=True, capture_output=True, timeout=600)

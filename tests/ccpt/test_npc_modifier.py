@@ -248,7 +248,7 @@ def _write_predictions(path: Path) -> Path:
     items = load_items(SPEC)[: len(REPLIES)]
     lines = [json.dumps({"doc": item.as_doc(), "response": reply})
              for item, reply in zip(items, REPLIES, strict=True)]  # fmt: skip
-    path.write_text("\n".join(lines) + "\n")
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
 

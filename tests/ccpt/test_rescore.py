@@ -33,7 +33,7 @@ SPEC = CcptTaskSpec("pi_emergent")
 def score_cli(task: str, predictions: Path, output: Path, *judge: str) -> dict:
     assert main(["score", task, "--predictions", str(predictions), "--output", str(output),
                  *judge]) == 0  # fmt: skip
-    return json.loads(output.read_text())["results"]
+    return json.loads(output.read_text(encoding="utf-8"))["results"]
 
 
 def write_jsonl(path: Path, items, replies) -> Path:

@@ -45,7 +45,7 @@ def clone(tmp_path: Path) -> Path:
 
 def pins_file(path: Path, revision: str, sha256: dict[str, str] | None = None) -> Path:
     record = {"repo_id": ABSPYRAMID_DATASET.repo_id, "revision": revision, "sha256": sha256 or {}}
-    path.write_text(json.dumps(record))
+    path.write_text(json.dumps(record), encoding="utf-8")
     return path
 
 

@@ -83,7 +83,7 @@ def lm_eval_results(path: Path, e: float, r_np: float) -> Path:
         "config": {},
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data))
+    path.write_text(json.dumps(data), encoding="utf-8")
     return path
 
 

@@ -53,7 +53,7 @@ def vllm_env(vllm_python: Path) -> dict[str, str]:
 
 def run_ok(command: list[str], env: dict[str, str], log: Path) -> None:
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1500)
-    log.write_text(" ".join(command) + "\n\n" + done.stdout + done.stderr)
+    log.write_text(" ".join(command) + "\n\n" + done.stdout + done.stderr, encoding="utf-8")
     assert done.returncode == 0, f"{command[0]} failed:\n{(done.stdout + done.stderr)[-4000:]}"
 
 

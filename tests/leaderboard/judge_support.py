@@ -49,7 +49,7 @@ def loopback(server, model: str = "gpt-4o", cache: str = "off") -> list[str]:
 def ratings_of(samples: Path) -> dict[tuple[str, str], float]:
     """(concept, property), lower-cased -> the rating a `score --samples-output` file holds."""
     found = {}
-    for line in samples.read_text().splitlines():
+    for line in samples.read_text(encoding="utf-8").splitlines():
         for question in json.loads(line)["judged"].values():
             key = (question["concept"].lower(), question["property"].lower())
             found.setdefault(key, float(question["rating"]))

@@ -24,4 +24,4 @@ def bundles_of(runs: list[Path], out: Path, *options: str) -> dict[str, Path]:
 
 
 def load(path: Path) -> dict:
-    return json.loads(path.read_text())
+    return json.loads(path.read_text(encoding="utf-8"))

@@ -29,7 +29,9 @@ def run_plan(args: argparse.Namespace) -> int:
     )
     print(report.table())
     if args.output:
-        Path(args.output).write_text(json.dumps(report.to_json(), indent=2) + "\n")
+        Path(args.output).write_text(
+            json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8"
+        )
         print(f"plan written to {args.output}")
     if args.questions_output:
         report.write_questions(args.questions_output)

@@ -98,7 +98,7 @@ def bundles(
 
 
 def load(path: Path) -> dict:
-    return json.loads(path.read_text())
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 def reseal(bundle: dict) -> dict:
@@ -154,7 +154,7 @@ def test_bundle_holds_what_a_leaderboard_needs(
     assert pi["judge"]["model"] == pi["judge"]["options"]["judge_model"] == "gpt-4o"
     assert "judge_base_url" not in pi["judge"]["options"]  # where it was asked: not the judge
     assert pi["options"]["judge_base_url"] == "http://private-host/v1"
-    figure = json.loads(calibration.read_text())
+    figure = json.loads(calibration.read_text(encoding="utf-8"))
     all_pairs = next(row for row in figure["correlations"] if row["group"] == "all")
     assert pi["judge"]["calibration"]["pearson"]["all"] == all_pairs["pearson"]
     assert tp["judge"] is None  # type prediction has no judge
@@ -445,7 +445,7 @@ def test_the_eee_export_carries_the_judge_and_its_calibration(
     aggregate = json.loads(samples_for(tmp_path, "ccpt_pi_emergent")[0].read_text())
     e = next(r for r in aggregate["evaluation_results"] if r["evaluation_result_id"].endswith(":E"))
     scoring = e["metric_config"]["llm_scoring"]
-    figure = json.loads(calibration.read_text())
+    figure = json.loads(calibration.read_text(encoding="utf-8"))
     assert json.loads(scoring["additional_details"]["calibration"])["pairs"] == figure["pairs"]
     (judge,) = scoring["judges"]
     assert judge["model_info"]["name"] == "gpt-4o"

@@ -48,7 +48,7 @@ def bundle(results_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_bundle_carries_the_options_and_each_items_prompt(bundle: Path) -> None:
-    (task,) = json.loads(bundle.read_text())["tasks"]
+    (task,) = json.loads(bundle.read_text(encoding="utf-8"))["tasks"]
     assert task["options"] == {"npc_modifier": "lemma"}  # the paper's rule, the default
     assert (task["items"], task["items_total"]) == (167, 167)
     items = decode(task["evidence"], TASK)
@@ -68,7 +68,7 @@ def test_its_eee_rows_hold_the_prompts(bundle: Path, tmp_path: Path, eee_python:
     assert code == 0, printed
     assert_eee_valid(tmp_path, eee_python)
     _, (samples,) = eee_files(tmp_path)
-    (task,) = json.loads(bundle.read_text())["tasks"]
+    (task,) = json.loads(bundle.read_text(encoding="utf-8"))["tasks"]
     prompts = {e["id"]: e["prompt"][2] for e in decode(task["evidence"], TASK)}
     rows = rows_of(samples)
     assert len({row["sample_id"] for row in rows}) == 167
@@ -83,14 +83,14 @@ def test_its_eee_rows_hold_the_prompts(bundle: Path, tmp_path: Path, eee_python:
 def _forged(bundle: Path, target: Path, edit) -> Path:
     """The bundle edited by ``edit(task, items)`` and sealed again as a forger would: the
     items' hash, the prompts' hash and the content hash made right."""
-    data = json.loads(bundle.read_text())
+    data = json.loads(bundle.read_text(encoding="utf-8"))
     task = data["tasks"][0]
     items = decode(task["evidence"], TASK)
     edit(task, items)
     task["evidence"] = {**task["evidence"], **encode(items)}
     task["prompts"]["sent_sha256"] = prompts_sha256([item["prompt"] for item in items])
     data["content_sha256"] = content_sha256(data)
-    target.write_text(json.dumps(data))
+    target.write_text(json.dumps(data), encoding="utf-8")
     return target
 
 

@@ -68,13 +68,13 @@ def _task(bundle: dict) -> dict:
 
 def _tampered(path: Path, change: Callable[[dict, list[dict]], None], out: Path) -> Path:
     """The bundle with ``change`` applied to it and its items, resealed as a forger would."""
-    bundle = json.loads(path.read_text())
+    bundle = json.loads(path.read_text(encoding="utf-8"))
     task = _task(bundle)
     items = decode(task["evidence"], TASK)
     change(task, items)
     task["evidence"] = encode(items)
     bundle["content_sha256"] = content_sha256(bundle)
-    out.write_text(json.dumps(bundle))
+    out.write_text(json.dumps(bundle), encoding="utf-8")
     return out
 
 

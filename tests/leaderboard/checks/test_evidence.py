@@ -128,7 +128,7 @@ def group_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def load(path: Path) -> dict:
-    return json.loads(path.read_text())
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 @pytest.mark.shared_data
@@ -149,7 +149,7 @@ def test_full_group_bundle_is_small_and_verified(group_bundle: Path) -> None:
     assert (judge["kind"], judge["model"]) == ("api-chat", "gpt-4o")
     assert (judge["temperature"], judge["max_tokens"], judge["format_retries"]) == (0, 1024, 3)
     assert judge["endpoint"] is None  # the loopback server's address is nowhere
-    assert "127.0.0.1" not in group_bundle.read_text()
+    assert "127.0.0.1" not in group_bundle.read_text(encoding="utf-8")
     assert judge["prompt_sha256"] == judge_prompt_sha256("ccpt")
     # The dataset's own answers: all types right, and Table 3's row of the gold answers.
     assert tasks["ccpt_tp"]["metrics"]["accuracy"]["value"] == 100.0
@@ -214,7 +214,7 @@ def test_rescore_with_the_papers_judge_reproduces_the_full_group(
 def test_report_reads_a_folder_of_bundles(group_bundle: Path, tmp_path: Path) -> None:
     folder = tmp_path / "submissions"
     folder.mkdir()
-    (folder / group_bundle.name).write_text(group_bundle.read_text())
+    (folder / group_bundle.name).write_text(group_bundle.read_text(encoding="utf-8"))
     broken = load(group_bundle)
     broken["tasks"][0]["metrics"]["E"]["value"] = 99.0
     broken["model"]["label"] = "cheater"

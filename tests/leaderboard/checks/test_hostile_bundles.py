@@ -87,7 +87,7 @@ def real_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def bundle(real_bundle: Path) -> dict:
-    return json.loads(real_bundle.read_text())
+    return json.loads(real_bundle.read_text(encoding="utf-8"))
 
 
 def reseal(bundle: dict) -> dict:

@@ -39,7 +39,7 @@ def scorings(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 def _scores(samples: Path, metric: str) -> np.ndarray:
-    rows = [json.loads(line) for line in samples.read_text().splitlines()]
+    rows = [json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines()]
     return np.array([row["metrics"].get(metric, math.nan) for row in rows], dtype=float)
 
 

@@ -50,7 +50,7 @@ def _folder(root: Path, name: str) -> Path:
 
 
 def _judge(bundle: Path) -> dict:
-    data = json.loads(bundle.read_text())
+    data = json.loads(bundle.read_text(encoding="utf-8"))
     (task,) = [task for task in data["tasks"] if task["task"] == TASK]
     return task["judge"]
 

@@ -61,7 +61,7 @@ def test_every_file_is_valid_every_eval_ever(exported: Path, eee_python: str) ->
 
 
 def test_the_files_hold_what_the_bundle_holds(exported: Path, group_bundle: Path) -> None:
-    bundle = json.loads(group_bundle.read_text())
+    bundle = json.loads(group_bundle.read_text(encoding="utf-8"))
     aggregates, samples = eee_files(exported)
     assert len(aggregates) == len(samples) == 4
     assert all(p.parent == exported / "data" / "ccpt" / "conceptcomb" / "ccpt-recorded-answers"
@@ -198,7 +198,7 @@ def test_files_that_are_not_an_export_get_one_line(copy: Path, tmp_path: Path) -
 
 
 def test_export_refuses_bad_input_in_one_line(group_bundle: Path, tmp_path: Path) -> None:
-    edited = json.loads(group_bundle.read_text())
+    edited = json.loads(group_bundle.read_text(encoding="utf-8"))
     edited["tasks"][0]["metrics"]["E"]["value"] = 99.0
     path = tmp_path / "edited.bundle.json"
     path.write_text(json.dumps(edited))
@@ -228,7 +228,7 @@ def test_no_secret_reaches_the_files(group_bundle: Path, tmp_path: Path) -> None
     """A key in a reply is redacted in the bundle, hence in the export; a bundle holding
     one anyway is INVALID and not exported."""
     key = "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
-    bundle = json.loads(group_bundle.read_text())
+    bundle = json.loads(group_bundle.read_text(encoding="utf-8"))
     task = bundle["tasks"][0]
     items = decode(task["evidence"], "x")
     items[0]["reply"] = f"my key is {key}"

@@ -124,7 +124,7 @@ def test_the_files_are_valid_every_eval_ever_and_hold_every_item(
     assert info["id"] == MODEL and info["inference_platform"] == "local-chat-completions"
     assert info["additional_details"]["deployment_type"] == "self_deployed"
     assert aggregate["eval_library"]["name"] == "lm_eval"
-    task = json.loads(bundle.read_text())["tasks"][0]
+    task = json.loads(bundle.read_text(encoding="utf-8"))["tasks"][0]
     results = {r["evaluation_result_id"].split(":")[1]: r for r in aggregate["evaluation_results"]}
     for metric, claimed in task["metrics"].items():
         if claimed["value"] is not None:

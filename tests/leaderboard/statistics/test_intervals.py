@@ -50,7 +50,9 @@ def cggc(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _task(bundle: Path, name: str) -> tuple[dict, list[dict]]:
-    (task,) = [t for t in json.loads(bundle.read_text())["tasks"] if t["task"] == name]
+    (task,) = [
+        t for t in json.loads(bundle.read_text(encoding="utf-8"))["tasks"] if t["task"] == name
+    ]
     return task, decode(task["evidence"], name)
 
 
@@ -83,7 +85,7 @@ def test_validate_bundle_recomputes_the_intervals_and_names_an_edited_one(
 ) -> None:
     code, printed = run_cli("validate-bundle", str(group))
     assert code == 0 and "INVALID" not in printed, printed
-    bundle = json.loads(group.read_text())
+    bundle = json.loads(group.read_text(encoding="utf-8"))
     (task,) = [t for t in bundle["tasks"] if t["task"] == "ccpt_npc_emergent"]
     task["metrics"]["E"]["interval"]["lower"] -= 1.0  # a narrower claim would look better too
     bundle["content_sha256"] = content_sha256(bundle)  # resealed: only the interval is wrong
@@ -114,7 +116,7 @@ def test_validate_bundle_names_an_edited_unit(cggc: Path, tmp_path: Path) -> Non
     """The clustered intervals are recomputed from the units as stored: each item's unit is
     checked against its test item's concept set, so moving an item to another cluster (and
     its intervals with it) is named."""
-    bundle = json.loads(cggc.read_text())
+    bundle = json.loads(cggc.read_text(encoding="utf-8"))
     (task,) = bundle["tasks"]
     items = decode(task["evidence"], "cggc_ood")
     assert len({item["unit"] for item in items}) < len(items)  # items share concept sets
