@@ -222,14 +222,12 @@ def _given_judge(args: argparse.Namespace) -> tuple[Any, bool]:
     """The ``--judge-*`` options as settings, and whether they or their ``CONCEPTCOMB_JUDGE*``
     variables name a judge (else the one the bundle names is asked, with the other options:
     cache, device, retries)."""
-    import os
-
     from conceptcomb.scorers.cli_options import judge_settings
+    from conceptcomb.scorers.judge_settings import environment_value
 
-    named = (args.judge, args.judge_model, args.judge_base_url)
-    variables = ("CONCEPTCOMB_JUDGE", "CONCEPTCOMB_JUDGE_MODEL", "CONCEPTCOMB_JUDGE_BASE_URL")
-    from_env = any(os.environ.get(name) for name in variables)
-    return judge_settings(args), from_env or any(value is not None for value in named)
+    choosing = ("judge", "judge_model", "judge_base_url")
+    named = any(getattr(args, o) is not None or environment_value(o) for o in choosing)
+    return judge_settings(args), named
 
 
 def _rejudge(tasks: list[Any], check: Any, args: argparse.Namespace) -> bool:

@@ -75,6 +75,13 @@ DTYPE_ALIASES = {
 }  # fmt: skip
 PAPER_JUDGE_MODEL = "gpt-4o"
 _ENV_PREFIX = "CONCEPTCOMB_"
+
+
+def environment_value(option: str) -> str | None:
+    """The variable that sets a judge option (``judge_model``: CONCEPTCOMB_JUDGE_MODEL)."""
+    return os.environ.get(_ENV_PREFIX + option.upper())
+
+
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _CREDENTIALS = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)?[^/?#]*@")
 
@@ -106,7 +113,7 @@ class JudgeSettings:
         options = dict(options or {})
         values: dict[str, Any] = {}
         for field in fields(cls):
-            env_value = os.environ.get(_ENV_PREFIX + field.name.upper())
+            env_value = environment_value(field.name)
             raw = options.get(field.name)
             if raw is None or raw == "":
                 raw = env_value
