@@ -51,6 +51,13 @@ class RankedChatCompletions(LocalChatCompletion):
 
 
 if __name__ == "__main__":
+    import torch.distributed as dist
     from lm_eval.__main__ import cli_evaluate
 
-    cli_evaluate()
+    try:
+        cli_evaluate()
+    finally:
+        # A process group still alive at exit may abort it ("terminate called without an
+        # active exception", SIGABRT) after all the work is done: CI saw it once on rank 1.
+        if dist.is_available() and dist.is_initialized():
+            dist.destroy_process_group()
