@@ -7,9 +7,8 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from pathlib import Path
-
 import tomllib
+from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 

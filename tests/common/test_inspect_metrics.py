@@ -5,7 +5,6 @@ the score's value: its mean reducer per sample, then the mean, standard error an
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import pytest
@@ -105,8 +104,6 @@ def test_the_score_keeps_counts_and_grouped_means_beside_the_record(
 
 def test_totals_and_means_equal_epochs_change_nothing(tiktoken_offline: None) -> None:
     """pytest-inspect-evals' check: equal epochs give one epoch's `totals` and `means`."""
-    if sys.version_info < (3, 11):  # the test extra installs it from 3.11 on
-        pytest.skip("pytest-inspect-evals needs Python >= 3.11")
     from pytest_inspect_evals.metrics import assert_agreeing_epochs_change_nothing
 
     scores = [ITEMS.score(values_of(sample, 1)) for sample in range(SAMPLES)]

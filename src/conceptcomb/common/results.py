@@ -90,7 +90,7 @@ class ScoreReport:
             "options": self.options,
             "n_total": self.n_total,
             "conceptcomb_version": conceptcomb.__version__,
-            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         }
 
     def write(self, path: Path) -> None:

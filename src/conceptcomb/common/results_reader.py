@@ -66,7 +66,7 @@ def version_text(value: Any) -> str | None:
 
 def _iso(value: Any) -> str:
     if isinstance(value, int | float):
-        stamp = datetime.datetime.fromtimestamp(float(value), tz=datetime.timezone.utc)
+        stamp = datetime.datetime.fromtimestamp(float(value), tz=datetime.UTC)
         return stamp.isoformat(timespec="seconds")
     return str(value or "")
 

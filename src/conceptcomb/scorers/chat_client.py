@@ -209,7 +209,7 @@ class ChatClient:
                 async with session.post(target.url, data=body, proxy=target.proxy) as response:
                     raw = await response.read()
                     status, headers = response.status, response.headers
-            except asyncio.TimeoutError as err:  # aiohttp's connect and read timeouts
+            except TimeoutError as err:  # aiohttp's connect and read timeouts
                 error: APIError = APITimeoutError(target.shown)
                 cause: BaseException | None = err
             except aiohttp.ClientError as err:  # refused, reset, dropped, broken HTTP

@@ -539,7 +539,7 @@ def build_bundle(
 ) -> dict[str, Any]:
     bundle = {
         "schema": SCHEMA_ID,
-        "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "created": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "conceptcomb_version": conceptcomb.__version__,
         "python": platform.python_version(),
         "framework": {"name": run.framework, "version": run.framework_version},

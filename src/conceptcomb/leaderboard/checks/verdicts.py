@@ -25,7 +25,7 @@ import json
 import os
 import shutil
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -147,7 +147,7 @@ def _write(key: str, check: BundleCheck, content: str) -> None:
         "format": VERDICT_FORMAT,
         "content_sha256": content,
         "conceptcomb": conceptcomb.__version__,
-        "checked": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "checked": datetime.now(UTC).isoformat(timespec="seconds"),
         "problems": check.problems,
         "tasks": [
             {

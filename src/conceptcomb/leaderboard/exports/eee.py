@@ -157,7 +157,7 @@ def _epoch(stamp: Any) -> str:
     except ValueError:
         return "0"
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=datetime.timezone.utc)
+        moment = moment.replace(tzinfo=datetime.UTC)
     return str(int(moment.timestamp()))
 
 
