@@ -135,29 +135,28 @@ def test_every_declared_library_is_imported_or_has_a_reason() -> None:
 
 
 def _requirement_lines() -> list[tuple[str, str]]:
-    """(requirement, the comment lines just above it) of every requirement in pyproject.toml."""
+    """(requirement, the comments above it or beside it) of every requirement in pyproject.toml."""
     found: list[tuple[str, str]] = []
     comment: list[str] = []
     in_list, table = False, ""
     for line in (ROOT / "pyproject.toml").read_text(encoding="utf-8").splitlines():
-        stripped = line.strip()
-        if stripped.startswith("[") and not in_list:
-            table = stripped
-        elif (
-            table == "[project.optional-dependencies]" and re.match(r"^[\w-]+ = \[", stripped)
-        ) or (table == "[project]" and stripped.startswith("dependencies = [")):
-            in_list = True
-            inline = re.findall(r'"([^"]+)"', stripped.split("=", 1)[1])
-            found += [(item, "") for item in inline]
-            in_list = not stripped.endswith("]")
-        elif in_list and stripped.startswith("#"):
-            comment.append(stripped)
-        elif in_list and stripped.startswith('"'):
-            found.append((stripped.strip('",'), "\n".join(comment)))
+        code, _, note = (part.strip() for part in line.partition("#"))
+        if code.startswith("[") and not in_list:
+            table, comment = code, []
+        elif (table == "[project.optional-dependencies]" and re.match(r"^[\w-]+ = \[", code)) or (
+            table == "[project]" and code.startswith("dependencies = [")
+        ):
+            items = re.findall(r'"([^"]+)"', code.split("=", 1)[1])
+            found += [(item, "\n".join([*comment, note])) for item in items]
+            in_list, comment = not code.endswith("]"), []
+        elif not code and note:
+            comment.append(note)
+        elif in_list and code.startswith('"'):
+            found.append((code.strip('",'), "\n".join([*comment, note])))
             comment = []
-        elif in_list and stripped.startswith("]"):
+        elif in_list and code.startswith("]"):
             in_list, comment = False, []
-        elif not stripped:
+        elif not line.strip():
             comment = []
     return found
 
