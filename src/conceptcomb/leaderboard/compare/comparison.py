@@ -69,6 +69,7 @@ class Row:
     p_holm: float | None = None
     # --variants: what differs between variant A and variant B ("order: x vs y"), each a line
     differs: list[str] = field(default_factory=list)
+    pairing: Pairing | None = field(default=None, repr=False, compare=False)  # its items
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -174,6 +175,8 @@ def averaged(runs: list[TaskItems]) -> TaskItems:
     )  # fmt: skip
     if first.units is not None:
         merged.units = [first.units[p] for p in picks[0]]
+    if first.replies is not None:  # the first run's reply shows the item (`--items`)
+        merged.replies = [first.replies[p] for p in picks[0]]
     for metric in first.scores:
         if all(metric in r.scores for r in runs):
             stacked = np.stack([r.scores[metric][p] for r, p in zip(runs, picks, strict=True)])
@@ -413,7 +416,7 @@ def _compare_task(
                     f"{task} {metric}: not compared (fewer than two items defined in both)"
                 )
                 continue
-            rows.append(Row(task, metric, *p.letters, result, p.label_of(metric)))
+            rows.append(Row(task, metric, *p.letters, result, p.label_of(metric), pairing=p))
         for metric in sorted(set(p.a.skipped) | set(p.b.skipped)):
             if metric in p.left_out:
                 continue
