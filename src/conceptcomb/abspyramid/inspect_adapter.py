@@ -43,7 +43,7 @@ from conceptcomb.abspyramid.tasks import (
 )
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.common.evalcard import card_headline
-from conceptcomb.frameworks.inspect_tasks import ItemMetrics, build_task, chat
+from conceptcomb.frameworks.inspect_tasks import ItemMetrics, SampleColumns, build_task, chat
 from conceptcomb.frameworks.task_files import InspectTasks, TaskStub
 
 TOP_LOGPROBS = 20
@@ -181,7 +181,18 @@ def abspyramid_task(
         task_version(),
         {"benchmark": "abspyramid", "kind": spec.kind, "relation": spec.relation},
         headline=_headline(spec),
+        columns=sample_columns(spec),
     )
+
+
+def sample_columns(spec: AbsTaskSpec) -> SampleColumns:
+    """AbsPyramid in Inspect View's sample list: the item (relation, split, row), the prompt,
+    the gold answer, the reply, and detection's accuracy with the gold label and the
+    prediction (1 valid, 0 not) or generation's ROUGE and METEOR per item (the event, the
+    concept and the entity type: the sample's metadata, ``event``, ``concept``, ``type``)."""
+    items = ItemMetrics(m.metric_infos(spec))
+    extra = ("label", "pred") if spec.kind == DETECTION else ()
+    return items.columns("abspyramid", *extra)
 
 
 def _headline(spec: AbsTaskSpec) -> str | HeadlineMetric | None:

@@ -66,6 +66,12 @@ class CcptEvidence:
         )
         return str(found).strip().lower() if found else None
 
+    def task_settings(self, task: str) -> dict[str, str]:
+        """What the task's name fixes (``compare --variants`` names it: "method: base vs
+        cot" of ccpt_npc_emergent and ccpt_npc_emergent_cot)."""
+        spec = spec_by_name(task)
+        return {"kind": spec.kind, "method": spec.method, "subset": spec.subset}
+
     # --- building ------------------------------------------------------------------------
     def item_key(self, task: str, doc: dict[str, Any], data_dir: str | None = None) -> str | None:
         """The doc's item id, or the test item with the same fields (a user's JSONL)."""

@@ -30,7 +30,12 @@ from inspect_ai.solver import TaskState
 from conceptcomb.ccpt.data import CcptItem, load_items
 from conceptcomb.ccpt.docs import sample_parts, task_docs
 from conceptcomb.ccpt.methods.inspect_solvers import oracle_scorer, sample_n, spreading_activation
-from conceptcomb.ccpt.methods.oracle import ORACLE_N, ORACLE_TEMPERATURE, ORACLE_TOP_P
+from conceptcomb.ccpt.methods.oracle import (
+    ORACLE_N,
+    ORACLE_TEMPERATURE,
+    ORACLE_TOP_P,
+    oracle_metric_infos,
+)
 from conceptcomb.ccpt.methods.spreading import SaSettings, load_graph
 from conceptcomb.ccpt.metrics import CONFUSION_KEYS, metric_infos
 from conceptcomb.ccpt.modifiers import OPTION, task_rule
@@ -48,6 +53,7 @@ from conceptcomb.common.errors import ConfigError
 from conceptcomb.frameworks.inspect_tasks import (
     ItemMetrics,
     JudgeOptions,
+    SampleColumns,
     build_task,
     chat,
     check_options,
@@ -153,6 +159,20 @@ class _Setup:
         return InspectSessions(self.settings, self.spec.name, self.chosen)
 
 
+def sample_columns(spec: CcptTaskSpec) -> SampleColumns:
+    """CCPT in Inspect View's sample list: the item (its file and row), the prompt, the
+    parsed answer (the property, or the noun phrase and modifier) and the judged E, R_HMP,
+    R_NP (type prediction: accuracy; the multi-oracle: its best-of-N values). The property,
+    its type and the judge's ratings: the sample's metadata (``property``, ``label``) and
+    the score's (``judged``)."""
+    builtins = ("sampleId", "input", "answer")
+    if spec.oracle:
+        return ItemMetrics(oracle_metric_infos(spec)).columns("ccpt_oracle", builtins=builtins)
+    infos = metric_infos(spec)
+    together = [i.name for i in infos if i.name in CONFUSION_KEYS]  # as `ccpt_scorer` groups
+    return ItemMetrics(infos, together=together).columns("ccpt", builtins=builtins)
+
+
 def ccpt_task(name: str, options: CcptOptions) -> Task:
     """A CCPT task as the paper runs it (base or chain-of-thought prompt)."""
     setup = _Setup(name, options, CcptOptions)
@@ -167,6 +187,7 @@ def ccpt_task(name: str, options: CcptOptions) -> Task:
         setup.metadata,
         setup=preflight_setup(sessions),
         headline=headline_metric(spec.name),
+        columns=sample_columns(spec),
     )
 
 
@@ -188,6 +209,7 @@ def sa_task(name: str, options: SaOptions) -> Task:
         solver=spreading_activation(spec, sa, graph) if needs_model else None,
         setup=preflight_setup(sessions),
         headline=headline_metric(spec.name),
+        columns=sample_columns(spec),
     )
 
 
@@ -211,6 +233,7 @@ def oracle_task(name: str, options: OracleOptions) -> Task:
         solver=sample_n(oracle_n),
         setup=preflight_setup(sessions),
         headline=headline_metric(spec.name),
+        columns=sample_columns(spec),
     )
 
 

@@ -225,6 +225,17 @@ class CggcEvidence:
         found = doc.get("concept_set_idx") if isinstance(doc, dict) else None
         return str(found) if found not in (None, "") else None
 
+    def task_settings(self, task: str) -> dict[str, str]:
+        """What the task's name fixes, named as Inspect's ``-T`` options name it (``compare
+        --variants`` says "order: easy_to_hard vs hard_to_easy" of two named tasks too)."""
+        spec = spec_by_name(task)
+        found = {"setting": spec.setting, "order": spec.order, "style": spec.style}
+        optional = {"structure": spec.structure, "test_type": spec.test_type,
+                    "packaging": spec.packaging}  # fmt: skip
+        found.update({key: value or "–" for key, value in optional.items()})
+        found["verify"] = str(spec.verify).lower()
+        return found
+
     # --- building ------------------------------------------------------------------------
     def item_key(self, task: str, doc: dict[str, Any], data_dir: str | None = None) -> str | None:
         item_id = str(doc.get("item_id") or "")

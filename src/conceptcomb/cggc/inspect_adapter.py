@@ -63,6 +63,7 @@ from conceptcomb.common.results import sem
 from conceptcomb.frameworks.inspect_fewshot import demonstrations_solver
 from conceptcomb.frameworks.inspect_tasks import (
     JudgeOptions,
+    SampleColumns,
     build_task,
     chat,
     check_options,
@@ -211,6 +212,17 @@ def cggc_fewshot(spec: CggcTaskSpec, options: TaskOptions) -> Solver:
     return demonstrations_solver(choose)
 
 
+def sample_columns(verified: bool = False) -> SampleColumns:
+    """CGGC in Inspect View's sample list: the item (its id), the prompt, the reference
+    sentence, the sentence scored, its ROUGE-2, ROUGE-L and concept coverage (the concept set
+    and structure type: the sample's metadata, ``concepts`` and ``structure_type``)."""
+    infos = {info.name: info for info in METRICS}
+    return SampleColumns(
+        "cggc_verified" if verified else "cggc",
+        [infos.get(name, name) for name in PER_ITEM],
+    )
+
+
 def cggc_task(
     spec: CggcTaskSpec,
     options: TaskOptions,
@@ -235,6 +247,7 @@ def cggc_task(
         solver=chain(cggc_fewshot(spec, options), generate()),
         setup=setup,
         headline=_headline(spec.name),
+        columns=sample_columns(verified=scorer is not None),
     )
 
 

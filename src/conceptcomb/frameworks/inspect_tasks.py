@@ -29,6 +29,7 @@ from inspect_ai.model import (
 )
 from inspect_ai.scorer import Metric, Score, Scorer, mean, stderr
 from inspect_ai.solver import Solver, generate
+from inspect_ai.viewer import ScoreColorScale, TaskSamplesColumn, TaskSamplesView, ViewerConfig
 
 from conceptcomb.common.contract import MetricInfo
 from conceptcomb.common.errors import ConfigError
@@ -131,6 +132,22 @@ class ItemMetrics:
     def grouped(self) -> frozenset[str]:
         return frozenset(self.counts) | frozenset(self.together)
 
+    @cached_property
+    def keys(self) -> list[MetricInfo]:
+        """The means each score's value holds, one key each (the rest: its metadata)."""
+        return [
+            info
+            for info in self.infos
+            if info.aggregation == "mean" and info.name not in self.grouped
+        ]
+
+    def columns(self, scorer: str, *extra: str, builtins: Sequence[str] = ()) -> SampleColumns:
+        """Inspect View's sample list of a scorer of these metrics: each key of its value
+        (and ``extra`` keys: AbsPyramid's label and prediction) after the ``builtins``
+        (default: `SampleColumns`')."""
+        chosen = {"builtins": tuple(builtins)} if builtins else {}
+        return SampleColumns(scorer, [*self.keys, *extra], **chosen)
+
     def metrics(self) -> ScorerMetrics:
         grouped = self.grouped
         per_key: dict[str, list[Metric]] = {
@@ -206,6 +223,55 @@ def chat(turns: Iterable[tuple[str, str]]) -> list[ChatMessage]:
     return [_ROLES[role](content=text) for role, text in turns]
 
 
+@dataclass(frozen=True)
+class SampleColumns:
+    """A task's columns in Inspect View's sample list (``Task(viewer=...)``), declared by its
+    benchmark's room: the built-in columns (the item's id, the prompt, the target, the
+    parsed answer) and the per-item values of the scorer's ``scores`` keys, labelled by
+    their cards' titles and coloured on their scales (higher or lower better).
+
+    Inspect 0.3.285's sample list takes built-in and score columns only: an item's fields
+    (CCPT's property type, CGGC's structure type) stay in the sample's metadata, which its
+    filter bar reads (``metadata.structure_type == "A"``)."""
+
+    scorer: str  # the scorer's name: the key of ``sample.scores``
+    scores: Sequence[MetricInfo | str]  # the keys of its value shown, in this order
+    builtins: Sequence[str] = ("sampleId", "input", "target", "answer")
+
+    def without_suffix(self, suffix: str) -> SampleColumns:
+        """These columns less the score keys ending in ``suffix`` (McRae's strict P@k)."""
+        kept = [s for s in self.scores if not _score_name(s).endswith(suffix)]
+        return SampleColumns(self.scorer, kept, self.builtins)
+
+    def viewer(self, task: str) -> ViewerConfig:
+        infos = [s for s in self.scores if isinstance(s, MetricInfo)]
+        names = [_score_name(s) for s in self.scores]
+        columns = [TaskSamplesColumn(id=column) for column in self.builtins]
+        columns += [TaskSamplesColumn.score(self.scorer, name) for name in names]
+        labels = {info.name: info.title for info in infos if info.title and info.title != info.name}
+        return ViewerConfig(
+            task_samples_view=TaskSamplesView(
+                name=task,
+                columns=columns,
+                score_labels=labels or None,
+                score_color_scales={
+                    info.name: ScoreColorScale(
+                        palette="good-high" if info.higher_is_better else "good-low",
+                        min=info.scale.low,
+                        max=info.scale.high,
+                    )
+                    for info in infos
+                    if info.scale is not None and info.scale.high is not None
+                }
+                or None,
+            )
+        )
+
+
+def _score_name(score: MetricInfo | str) -> str:
+    return score.name if isinstance(score, MetricInfo) else score
+
+
 def build_task(
     name: str,
     samples: Sequence[Sample],
@@ -216,13 +282,14 @@ def build_task(
     solver: Solver | None = None,
     setup: Solver | None = None,
     headline: str | HeadlineMetric | None = None,
+    columns: SampleColumns | None = None,
 ) -> Task:
     """An Inspect task of one benchmark: its samples, scorer, generation settings (greedy by
     default; ``--temperature`` etc. override them), version and what the log records;
     ``headline`` is the card's headline metric, what sums the task up (log listings, the
     progress line; else Inspect takes the scorer's first metric): a name is a per-key
     score's mean (`ItemMetrics`), a `HeadlineMetric` anything else (a corpus metric:
-    ``HeadlineMetric(metric=name)``)."""
+    ``HeadlineMetric(metric=name)``); ``columns``: its sample list in Inspect View."""
     if isinstance(headline, str):
         headline = HeadlineMetric(score=headline, metric="mean")
     # Inspect counts tokens with tiktoken's o200k_base, a download: rebuilt offline, once.
@@ -236,4 +303,5 @@ def build_task(
         version=version,
         metadata=metadata,
         headline_metric=headline,
+        viewer=None if columns is None else columns.viewer(name),
     )

@@ -25,6 +25,12 @@ from conceptcomb.mcrae.scoring import gold_of_doc, score_reply
 from conceptcomb.mcrae.tasks import all_specs, spec_by_name, task_version
 
 ITEM_METRICS = ItemMetrics(metric_infos())
+# Inspect View's sample list: the concept (the sample's id), its prompt and gold features, the
+# ranked list scored, P@k and R@k as the seed counts them and the properties listed (the
+# strict matches stay in the score).
+SAMPLE_COLUMNS = ITEM_METRICS.columns(
+    "mcrae", builtins=("sampleId", "target", "answer")
+).without_suffix("_strict")
 
 
 @scorer(metrics=ITEM_METRICS.metrics(), name="mcrae")
@@ -77,6 +83,7 @@ def mcrae_task(
             "citation": CITATION,
         },
         headline=card_headline("conceptcomb.mcrae", spec.name),  # P@10, a per-item mean
+        columns=SAMPLE_COLUMNS,
     )
 
 

@@ -140,3 +140,34 @@ def test_alpha_counts_the_scales_points() -> None:
     assert found.alpha.value == pytest.approx(expected, abs=1e-12)
     assert found.spearman.value == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
     assert found.equal == pytest.approx(np.mean(x == y)) and found.n == 60
+
+
+def test_a_figure_left_out_says_why(tmp_path: Path) -> None:
+    """Two judges that rate every question alike (no variation) and a scoring of one item
+    (too few questions to resample): each "–" and each missing interval says why (issue 54)."""
+    predictions, items = gold_predictions(tmp_path, 4)
+    constant = dict.fromkeys(recorded_ratings(items), 6)
+    scorings = []
+    for name in ("a", "b"):
+        with LoopbackServer(ratings=constant, strict=True) as judge:
+            scorings.append(score(tmp_path, name, predictions, *loopback(judge, f"judge-{name}")))
+    code, printed = run_cli("judge", "agree", *map(str, scorings), "--resamples", "50")
+    assert code == 0, printed
+    undefined = "– (undefined: every rating is 6, no variation)"
+    assert f"Spearman {undefined}, Kendall tau-b {undefined}" in printed
+    assert f"Krippendorff's alpha (ordinal) {undefined}" in printed
+
+    (tmp_path / "one").mkdir()
+    one, _ = gold_predictions(tmp_path / "one", 1)
+    with LoopbackServer() as other:
+        few = [score(tmp_path / "one", n, one, *loopback(other, f"judge-{n}")) for n in "xy"]
+    output = tmp_path / "few.json"
+    code, printed = run_cli("judge", "agree", *map(str, few), "--json", str(output))
+    assert code == 0, printed
+    (task,) = json.loads(output.read_text())["tasks"]
+    n = task["questions"]["n"]
+    assert 0 < n <= 3  # one item's questions: too few to resample
+    for name in ("spearman", "kendall", "krippendorff_alpha_ordinal"):
+        figure = task["questions"][name]
+        assert figure["lower"] is None and "questions" in figure["why"]
+        assert f"(no interval: {figure['why']})" in printed or f"– ({figure['why']})" in printed

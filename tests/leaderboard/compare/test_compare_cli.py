@@ -5,6 +5,8 @@ computed here from the runs' own per-item records, with scipy and statsmodels.""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import random
 from pathlib import Path
@@ -16,8 +18,14 @@ from statsmodels.regression.linear_model import OLS
 
 from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.tasks import spec_by_name
+from conceptcomb.cli import main
 from conceptcomb.testing.judge_server import LoopbackServer
-from conceptcomb.testing.recorded import build_group_bundle, gold_reply, score_predictions
+from conceptcomb.testing.recorded import (
+    build_group_bundle,
+    gold_reply,
+    score_predictions,
+    submit_bundle,
+)
 from tests.leaderboard.eee_support import run_cli
 
 pytestmark = pytest.mark.shared_data
@@ -203,3 +211,74 @@ def test_a_task_one_run_holds_is_named(scored: dict[str, Path]) -> None:
     code, printed = run_cli("compare", str(scored["model-b"]), str(pi))
     assert code == 0
     assert "note: ccpt_tp: only A holds it, not compared" in printed
+
+
+def test_items_of_two_bundles_show_their_replies(scored: dict[str, Path], tmp_path: Path) -> None:
+    """``--items K`` on bundles: the type predictions whose accuracy differs most, with each
+    run's reply as its predictions file holds it (issue 51)."""
+    bundles = [submit_bundle([str(scored[m] / "ccpt_tp.results.json")], tmp_path / m)
+               for m in ("model-a", "model-b")]  # fmt: skip
+    found = _compare_json(*map(str, bundles), "--items", "5")
+    largest = _row(found, "ccpt_tp", "accuracy")["largest_differences"]
+    samples = [{s["item_id"]: s for s in _samples(scored[m], "ccpt_tp")} for m in scored]
+    keys = sorted(samples[0])
+    accuracy = [np.array([s[k]["metrics"]["accuracy"] for k in keys]) for s in samples]
+    differ = [k for k, x, y in zip(keys, *accuracy, strict=True) if x != y]
+    assert largest["differing"] == len(differ) > 5
+    replies = []
+    for m in scored:
+        lines = (scored[m] / "ccpt_tp.jsonl").read_text().splitlines()
+        by_item = {}
+        for line in lines:
+            row = json.loads(line)
+            by_item[row["doc"]["item_id"]] = row["response"]
+        replies.append(by_item)
+    for item in largest["items"]:
+        key = item["item"].split(":", 1)[1]  # the stable id: the file's sha256, then the key
+        assert len(item["item"].split(":", 1)[0]) == 64 and key in differ
+        assert (item["a"], item["b"]) == (samples[0][key]["metrics"]["accuracy"],
+                                          samples[1][key]["metrics"]["accuracy"])  # fmt: skip
+        assert (item["reply_a"], item["reply_b"]) == (replies[0][key], replies[1][key])
+    ranked = sorted(
+        differ,
+        key=lambda k: (
+            -abs(samples[0][k]["metrics"]["accuracy"] - samples[1][k]["metrics"]["accuracy"]),
+            k,
+        ),
+    )
+    assert [item["item"].split(":", 1)[1] for item in largest["items"]] == ranked[:5]
+
+
+@pytest.mark.parametrize(
+    ("option", "named"),
+    [
+        (["--items", "0"], "--items 0: a whole number"),
+        (["--items", "2.5"], "--items 2.5: a whole number"),
+        (["--items", "x"], "--items x: a whole number"),
+        (["--items", "3", "--csv"], "--items: the table and --json"),
+        (["--json", "--csv"], "argument --csv: not allowed with argument --json"),
+        (["--n-resamples", "many"], "argument --n-resamples: invalid int value"),
+        (["--n-resamples", "10"], "--n-resamples: at least 100"),
+        (["--seed", "-1"], "--seed -1: a seed is a whole number from 0 up"),
+        (["--seed", "0.5"], "argument --seed: invalid int value"),
+        (["--target-difference", "-5"], "--target-difference: a positive difference"),
+        (["--target-difference", "500"], "--target-difference 500: as large as the whole scale"),
+        (["--variants", "ccpt_tp"], "--variants: pairs are written TASK_A=TASK_B"),
+        (["--data-dir", "/nonexistent/ccpt"], "--data-dir /nonexistent/ccpt: no such folder"),
+    ],
+)
+def test_every_impossible_option_value_is_one_line(
+    scored: dict[str, Path], option: list[str], named: str
+) -> None:
+    """Each option of `compare --help` given a value it cannot take: one line naming it,
+    exit 2, no usage block or traceback (issue 54)."""
+    runs = [str(scored[m] / "ccpt_tp.results.json") for m in scored]
+    printed_to = io.StringIO()
+    with contextlib.redirect_stdout(printed_to), contextlib.redirect_stderr(printed_to):
+        try:
+            code = main(["compare", *runs, *option])
+        except SystemExit as exit:  # argparse's own refusals exit
+            code = exit.code
+    printed = printed_to.getvalue()
+    assert code == 2 and printed.count("\n") == 1, printed
+    assert printed.startswith("conceptcomb: error: ") and named in printed, printed

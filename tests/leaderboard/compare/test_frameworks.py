@@ -11,6 +11,7 @@ servers (the frameworks' API runners: lm-eval's ``local-chat-completions``, Insp
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -238,3 +239,78 @@ def test_an_inspect_task_of_ones_own_is_compared_epochs_averaged(foreign: Path) 
     assert row["p"] == pytest.approx(fit.pvalues[0])
     plain = _rows(_compare(*args), "capitals")["match"]  # without units: McNemar
     assert plain["method"].startswith("exact McNemar") and plain["n"] == N
+
+
+# --- --items K: the items behind a row (issue 51) -------------------------------------------
+def _differing(ids: list[str]) -> list[str]:
+    """The paired items whose right/wrong differs between the models, as compare orders
+    them: |A - B| (all 1 here), then the id."""
+    return sorted(ids)
+
+
+def test_items_lists_the_largest_differences_of_lm_eval_runs(foreign: Path) -> None:
+    found = _compare(foreign / "lm-eval" / "model-a", foreign / "lm-eval" / "model-b",
+                     "--items", "3")  # fmt: skip
+    rows = _rows(found, "capitals_qa")
+    largest = rows["exact_match"]["largest_differences"]
+    differ = [n for n in range(25) if RIGHT["model-a"][n] != RIGHT["model-b"][n]]
+    assert largest["differing"] == len(differ) > 3
+    expected = _differing([f"doc {n}" for n in differ])[:3]
+    assert [item["item"] for item in largest["items"]] == expected
+    for item in largest["items"]:
+        n = int(item["item"].split()[1])
+        assert (item["a"], item["b"]) == (float(RIGHT["model-a"][n]), float(RIGHT["model-b"][n]))
+        assert item["difference"] == item["a"] - item["b"]
+        assert (item["reply_a"], item["reply_b"]) == (_reply("model-a", n), _reply("model-b", n))
+    assert rows["bleu"]["largest_differences"] == {"why": "a corpus metric: no value per item"}
+    # the table: under the row, each item's id, values and both replies on a line each
+    code, printed = run_cli("compare", str(foreign / "lm-eval" / "model-a"),
+                            str(foreign / "lm-eval" / "model-b"), "--items", "2")  # fmt: skip
+    assert code == 0, printed
+    lines = printed.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("capitals_qa  exact_match"))
+    n = int(expected[0].split()[1])
+    value_a, value_b = (f"{float(RIGHT[m][n]):.2f}" for m in RIGHT)
+    sign = "+" if RIGHT["model-a"][n] else ""
+    assert lines[at + 1 : at + 5] == [
+        f"    largest |A - B| of exact_match: 2 of the {len(differ)} items that differ",
+        f"      {expected[0]}  A {value_a}  B {value_b}  (A - B {sign}{float(RIGHT['model-a'][n]) - float(RIGHT['model-b'][n]):.2f})",  # noqa: E501
+        f"        A: {_reply('model-a', n)}",
+        f"        B: {_reply('model-b', n)}",
+    ]
+    assert "    bleu: a corpus metric: no value per item" in lines
+
+
+def test_items_lists_the_largest_differences_of_inspect_logs(foreign: Path) -> None:
+    found = _compare(foreign / "inspect" / "model-a", foreign / "inspect" / "model-b",
+                     "--items", "4")  # fmt: skip
+    largest = _rows(found, "capitals")["match"]["largest_differences"]
+    differ = [n for n in range(N) if RIGHT["model-a"][n] != RIGHT["model-b"][n]]
+    assert largest["differing"] == len(differ)
+    expected = _differing([f"sample c{n}" for n in differ])[:4]
+    assert [item["item"] for item in largest["items"]] == expected
+    for item in largest["items"]:
+        n = int(item["item"].removeprefix("sample c"))
+        assert abs(item["difference"]) == 1.0  # both epochs alike, averaged
+        assert (item["reply_a"], item["reply_b"]) == (_reply("model-a", n), _reply("model-b", n))
+
+
+def test_an_impossible_target_difference_is_one_line(foreign: Path) -> None:
+    """docs/comparing.md's shape: `--cluster region --target-difference 10` on Inspect's 0-1
+    `match` crashed in statsmodels (issue 54); now one line naming the scale and the option."""
+    args = [str(foreign / "inspect" / m) for m in RIGHT]
+    code, printed = run_cli("compare", *args, "--cluster", "region", "--target-difference", "10")
+    assert code == 2 and printed.count("\n") == 1, printed
+    assert printed.startswith("conceptcomb: error: --target-difference 10: ")
+    assert "0-1 (its items' values)" in printed and "Warning" not in printed
+    # a target on the scale plans, for the rows it fits
+    code, printed = run_cli("compare", *args, "--cluster", "region", "--target-difference", "0.3")
+    assert code == 0 and "Items needed to find a true difference of 0.3" in printed, printed
+    # a large effect on the scale (0.99 of 0-1): statsmodels' solver no longer fails or warns
+    code, printed = run_cli("compare", *args, "--target-difference", "0.99")
+    assert code == 0 and re.search(r"\n  capitals match: \d+ items \[paired t", printed), printed
+    assert "Warning" not in printed
+    # --cluster naming a field no item holds: one line, before the comparison
+    code, printed = run_cli("compare", *args, "--cluster", "province")
+    assert code == 2 and printed.count("\n") == 1, printed
+    assert printed.startswith("conceptcomb: error: --cluster province: no item of capitals")

@@ -144,13 +144,25 @@ def test_one_lm_eval_folder_holding_both_orders(runs: dict[str, Path]) -> None:
     rows = {r["metric"]: r for r in found["comparisons"]}
     row = rows["coverage"]
     assert row["task"] == "cggc_ood_easy2hard vs cggc_ood_hard2easy"
-    assert row["differs"] == ["task: cggc_ood_easy2hard vs cggc_ood_hard2easy"]
+    # the order the task names fix, named as Inspect's -T order names it (issue 54)
+    assert row["differs"] == [
+        "task: cggc_ood_easy2hard vs cggc_ood_hard2easy", "order: easy_to_hard vs hard_to_easy"
+    ]  # fmt: skip
     a, b = (_lm_eval_items(runs["orders"], t, "coverage") for t in row["task"].split(" vs "))
     _check_clustered(row, a, b)
     assert rows["cider"]["method"] == "paired bootstrap, percentile"
+    # one folder holds both variants: each is a run of its own, A and B, listed under Runs:
+    assert (row["run_a"], row["run_b"]) == ("A", "B")
+    assert [(r["run"], r["tasks"]) for r in found["runs"]] == [
+        ("A", ["cggc_ood_easy2hard"]), ("B", ["cggc_ood_hard2easy"])
+    ]  # fmt: skip
     code, printed = run_cli("compare", str(runs["orders"]), "--variants")
     assert code == 0 and "what differs (A vs B)" in printed
     assert "A - A" not in printed  # both variants are one run's: no letter tells them apart
+    listed = printed.split("\ntask ")[0].splitlines()
+    assert listed[0] == "Runs:" and len(listed) == 3, printed
+    assert listed[1].startswith("  A = ") and "cggc_ood_easy2hard" in listed[1]
+    assert listed[2].startswith("  B = ") and "cggc_ood_hard2easy" in listed[2]
     assert f"note: cggc_ood_easy2hard vs cggc_ood_hard2easy: only {LIMIT} items paired" in printed
 
 

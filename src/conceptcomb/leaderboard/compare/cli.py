@@ -16,8 +16,9 @@ import math
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from conceptcomb.leaderboard.compare import largest
 from conceptcomb.leaderboard.compare.comparison import (
     MOST_LISTED,
     Comparison,
@@ -26,7 +27,7 @@ from conceptcomb.leaderboard.compare.comparison import (
     compare_variants,
     sides,
 )
-from conceptcomb.leaderboard.compare.items import read_argument
+from conceptcomb.leaderboard.compare.items import Found, metric_scale, read_argument
 from conceptcomb.leaderboard.compare.judge_signs import judge_signs, sign_lines
 from conceptcomb.leaderboard.statistics import stats
 
@@ -114,30 +115,63 @@ def add_command(commands: argparse._SubParsersAction) -> None:  # type: ignore[t
         help="folder with the benchmarks' files (corpus metrics need the test items' "
         "references; default: CONCEPTCOMB_DATA_DIR or the cache)",
     )
+    parser.add_argument(
+        "--items",
+        metavar="K",
+        help="under each row, the K paired items with the largest |A - B| of its metric: "
+        "each item's id, both values and both replies cut to one line (table and --json)",
+    )
     parser.set_defaults(run=run)
+    _one_line_errors(parser)
+
+
+def _one_line_errors(parser: argparse.ArgumentParser) -> None:
+    """argparse's own refusals (a number that is not one, --json with --csv) in one line:
+    its usage block would bury the line naming the option."""
+
+    def error(message: str) -> NoReturn:
+        parser.exit(2, f"conceptcomb: error: compare: {message} (conceptcomb compare --help)\n")
+
+    parser.error = error  # type: ignore[method-assign]
+
+
+def option_problem(args: argparse.Namespace) -> str | None:
+    """The first option whose value cannot work, as one line naming it; None when all can."""
+    if args.n_resamples < 100:
+        return "--n-resamples: at least 100"
+    if args.seed < 0:
+        return f"--seed {args.seed}: a seed is a whole number from 0 up"
+    target = getattr(args, "target_difference", None)
+    if target is not None and not (math.isfinite(target) and target > 0):
+        return (
+            "--target-difference: a positive difference in the metric's units (5 for five "
+            "points of a percentage, 0.05 for five points of a 0-1 metric)"
+        )
+    try:
+        largest.parse_count(getattr(args, "items", None))
+    except ValueError:
+        return f"--items {args.items}: a whole number of items from 1 up (--items 5)"
+    if getattr(args, "items", None) is not None and args.csv:
+        return "--items: the table and --json show the items; --csv has a row per comparison"
+    if args.data_dir is not None and not Path(args.data_dir).is_dir():
+        return f"--data-dir {args.data_dir}: no such folder"
+    if variant_pairs(getattr(args, "variants", None)) is None:
+        return "--variants: pairs are written TASK_A=TASK_B (capitals_zeroshot=capitals_fewshot)"
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.n_resamples < 100:
-        print("conceptcomb: error: --n-resamples: at least 100", file=sys.stderr)
+    problem = option_problem(args)
+    if problem:
+        print(f"conceptcomb: error: {problem}", file=sys.stderr)
         return 2
     target = getattr(args, "target_difference", None)
-    if target is not None and not (math.isfinite(target) and target > 0):
-        print(
-            "conceptcomb: error: --target-difference: a positive difference in the metric's "
-            "units (5 for five points of a percentage)",
-            file=sys.stderr,
-        )
-        return 2
-    named = variant_pairs(getattr(args, "variants", None))
-    if named is None:
-        print(
-            "conceptcomb: error: --variants: pairs are written TASK_A=TASK_B "
-            "(capitals_zeroshot=capitals_fewshot)",
-            file=sys.stderr,
-        )
-        return 2
+    named = variant_pairs(getattr(args, "variants", None)) or []
     found = [read_argument(path, args.data_dir, args.cluster) for path in args.runs]
+    problem = cluster_problem(args.cluster, found) or scale_problem(target, found)
+    if problem:  # before the comparison: its bootstrap takes a while
+        print(f"conceptcomb: error: {problem}", file=sys.stderr)
+        return 2
     all_sides = sides(args.runs, found)
     notes = [note for what in found for note in what.notes]
     if args.variants is not None:
@@ -159,6 +193,51 @@ def run(args: argparse.Namespace) -> int:
         allow_different_judges=args.allow_different_judges,
     )
     return _report(args, result, notes, target)
+
+
+def cluster_problem(cluster: str | None, found: list[Found]) -> str | None:
+    """``--cluster FIELD`` that no task of another package's runs holds on every item (this
+    package's tasks cluster by their own unit, and take no FIELD)."""
+    if not cluster:
+        return None
+    foreign = [items for what in found for items in what.items if not items.benchmark]
+    if not foreign or any(items.unit == cluster for items in foreign):
+        return None
+    tasks = ", ".join(sorted({items.task for items in foreign}))
+    return (
+        f"--cluster {cluster}: no item of {tasks} has that field (an lm-eval doc field or an "
+        "Inspect sample metadata key every item holds)"
+    )
+
+
+def scale_problem(target: float | None, found: list[Found]) -> str | None:
+    """A ``--target-difference`` no metric of the runs can show: as large as every known
+    metric's whole scale (10 on a 0-1 metric), said with the scales; None where some metric
+    could (its rows plan; the others say the target cannot occur)."""
+    if target is None:
+        return None
+    scales: dict[str, str] = {}
+    for what in found:
+        for items in what.items:
+            for metric in items.metrics:
+                scale = metric_scale(items, metric)
+                if scale is None or target < scale.high - scale.low:
+                    return None  # a metric the target fits, or one of unknown scale
+                scales[f"{items.task} {metric}"] = scale_text(scale)
+    if not scales:
+        return None
+    listed = sorted(set(scales.values()))
+    example = "; ".join(f"{name}: {text}" for name, text in list(scales.items())[:3])
+    return (
+        f"--target-difference {target:g}: as large as the whole scale of every "
+        f"metric compared ({example}{', …' if len(scales) > 3 else ''}): give a difference "
+        f"on the metric's scale ({'; '.join(listed)}; 0.1 is ten points of a 0-1 metric)"
+    )
+
+
+def scale_text(scale: Any) -> str:
+    """ "0-1 (its items' values)", "0-100 (percent)"."""
+    return f"{number_text(scale.low, 0)}-{number_text(scale.high, 0)} ({scale.unit})"
 
 
 def variant_pairs(values: list[str] | None) -> list[tuple[str, str]] | None:
@@ -202,26 +281,55 @@ def _report(
         print(f"conceptcomb: error: {reason}", file=sys.stderr)
         return 1
     plans = planned(result, target) if target is not None else None
+    count = largest.parse_count(getattr(args, "items", None))
     if args.json:
         found = to_json(result)
         if plans is not None:
-            for entry, plan in zip(found["comparisons"], plans, strict=True):
-                entry["items_needed"] = _clean(plan.to_json())
+            for entry, plan, row in zip(found["comparisons"], plans, result.rows, strict=True):
+                entry["items_needed"] = (
+                    _clean(plan.to_json())
+                    if plan
+                    else {"beyond_scale": scale_text(row_scale(result, row))}
+                )
             found["target_difference"] = target
+        if count is not None:
+            for entry, row in zip(found["comparisons"], result.rows, strict=True):
+                entry["largest_differences"] = _largest_json(largest.largest(row, count))
         print(json.dumps(found, indent=2, allow_nan=False))
     elif args.csv:
         print(to_csv(result), end="")
     else:
-        print(table(result))
+        print(table(result, count))
         if plans is not None:
             print("\n".join(planning_lines(result, plans)))
     return 0
 
 
+def _largest_json(found: largest.Largest) -> dict[str, Any]:
+    if found.why:
+        return {"why": found.why}
+    return _clean({"differing": found.differing, "items": [item.to_json() for item in found.items]})
+
+
 # --- planning the items ----------------------------------------------------------------------
-def planned(result: Comparison, target: float) -> list[stats.ItemsNeeded]:
-    """Each row's items needed to detect ``target`` (`stats.items_needed`)."""
-    return [stats.items_needed(row.result, target) for row in result.rows]
+def planned(result: Comparison, target: float) -> list[stats.ItemsNeeded | None]:
+    """Each row's items needed to detect ``target`` (`stats.items_needed`); None for a row
+    whose metric's scale the target does not fit (`row_scale`)."""
+    return [
+        None if _beyond(row_scale(result, row), target) else stats.items_needed(row.result, target)
+        for row in result.rows
+    ]
+
+
+def _beyond(scale: Any, target: float) -> bool:
+    return scale is not None and target >= scale.high - scale.low
+
+
+def row_scale(result: Comparison, row: Any) -> Any:
+    """The scale of a row's metric (its A run's task: `metric_scale`)."""
+    if row.pairing is not None:
+        return metric_scale(row.pairing.a, row.metric)
+    return None
 
 
 def task_size(result: Comparison, task: str) -> int | None:
@@ -236,11 +344,11 @@ def task_size(result: Comparison, task: str) -> int | None:
     return None
 
 
-def planning_lines(result: Comparison, plans: list[stats.ItemsNeeded]) -> list[str]:
+def planning_lines(result: Comparison, plans: list[stats.ItemsNeeded | None]) -> list[str]:
     """One line per row: the items (and units) needed, and whether the task has them."""
     if not plans:
         return []
-    target = number_text(plans[0].target)
+    target = f"{next(p.target for p in plans if p is not None):g}"
     lines = [
         "",
         f"Items needed to find a true difference of {target} with 80% power at 5% "
@@ -250,6 +358,10 @@ def planning_lines(result: Comparison, plans: list[stats.ItemsNeeded]) -> list[s
         where = f"  {row.task} {row.metric}" + (
             f" ({row.a} - {row.b})" if len(result.sides) > 2 else ""
         )
+        if plan is None:
+            scale = scale_text(row_scale(result, row))
+            lines.append(f"{where}: a difference of {target} cannot occur on its {scale} scale")
+            continue
         if plan.items is None:
             lines.append(f"{where}: no spread in the paired differences to plan from")
             continue
@@ -380,7 +492,8 @@ def method_text(result: stats.Difference) -> str:
     return text
 
 
-def table(result: Comparison) -> str:
+def table(result: Comparison, items: int | None = None) -> str:
+    """The comparison as a table; ``items``: under each row, its items of largest |A - B|."""
     lines = ["Runs:"]
     lines += [
         f"  {s.letter} = {s.label}" + ("" if s.argument in s.label else f": {s.argument}")
@@ -420,12 +533,16 @@ def table(result: Comparison) -> str:
         for i, name in enumerate(header)
         if name not in ("task", "metric", "method", "runs", VARIANTS_COLUMN)
     }
-    for cells in [header, *body]:
+    for number, cells in enumerate([header, *body]):
         parts = [
             c.rjust(w) if i in numeric and cells is not header else c.ljust(w)
             for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         ]
         lines.append("  ".join(parts).rstrip())
+        if items is not None and number > 0:
+            row = result.rows[number - 1]
+            found = largest.largest(row, items)
+            lines += largest.lines(found, row.metric, (row.a, row.b), readable)
     lines.append("")
     lines.append(
         f"A - B: on the items both runs hold; 95% intervals; p Holm: adjusted over the "

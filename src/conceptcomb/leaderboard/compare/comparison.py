@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from conceptcomb.benchmarks import evidence_adapter
+from conceptcomb.common.errors import ConceptcombError
 from conceptcomb.leaderboard.compare.items import CHAT_ONE, CHAT_TURNS, Found, TaskItems
 from conceptcomb.leaderboard.statistics import stats
 from conceptcomb.scorers import judge_identity
@@ -67,6 +69,7 @@ class Row:
     p_holm: float | None = None
     # --variants: what differs between variant A and variant B ("order: x vs y"), each a line
     differs: list[str] = field(default_factory=list)
+    pairing: Pairing | None = field(default=None, repr=False, compare=False)  # its items
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -172,6 +175,8 @@ def averaged(runs: list[TaskItems]) -> TaskItems:
     )  # fmt: skip
     if first.units is not None:
         merged.units = [first.units[p] for p in picks[0]]
+    if first.replies is not None:  # the first run's reply shows the item (`--items`)
+        merged.replies = [first.replies[p] for p in picks[0]]
     for metric in first.scores:
         if all(metric in r.scores for r in runs):
             stacked = np.stack([r.scores[metric][p] for r, p in zip(runs, picks, strict=True)])
@@ -393,8 +398,8 @@ def _compare_task(
                     notes.append(f"{task} {metric}: cannot be resampled ({type(err).__name__})")
     for number, p in enumerate(pairings):
         if 1 < len(p.rows_a) < FEW_ITEMS:
-            # Variants of one run (one lm-eval folder) share its letter: name both tasks.
-            if p.letters[0] != p.letters[1]:
+            # Variants of two tasks (one lm-eval folder of both orders): name both tasks.
+            if p.a.task == p.b.task:
                 sides = f"{task} {p.letters[0]} - {p.letters[1]}"
             else:
                 sides = f"{p.a.task} vs {p.b.task}"
@@ -411,7 +416,7 @@ def _compare_task(
                     f"{task} {metric}: not compared (fewer than two items defined in both)"
                 )
                 continue
-            rows.append(Row(task, metric, *p.letters, result, p.label_of(metric)))
+            rows.append(Row(task, metric, *p.letters, result, p.label_of(metric), pairing=p))
         for metric in sorted(set(p.a.skipped) | set(p.b.skipped)):
             if metric in p.left_out:
                 continue
@@ -578,15 +583,68 @@ def model_variants(all_sides: list[Side]) -> dict[tuple[str, str], list[Variant]
     return found
 
 
+def variant_sides(all_sides: list[Side], found: dict[tuple[str, str], list[Variant]]) -> list[Side]:
+    """The sides ``--variants`` lists under "Runs:": a side holding several variants (one
+    lm-eval folder of cggc_ood_easy2hard and cggc_ood_hard2easy) split into one side per
+    variant, named by its task, so that each row's A and B are two letters the list names;
+    the letters of every variant follow. Sides of one variant each stay as they are."""
+    held: dict[str, list[Variant]] = {}
+    for variants in found.values():
+        for variant in variants:
+            held.setdefault(variant.letter, []).append(variant)
+    if all(len(variants) < 2 for variants in held.values()):
+        return all_sides
+    split: list[tuple[Side, list[Variant]]] = []
+    for side in all_sides:
+        variants = held.get(side.letter, [])
+        if len(variants) < 2:
+            split.append((Side("", side.label, side.argument, side.tasks), variants))
+            continue
+        tasks = [v.items.task for v in variants]
+        for variant in variants:
+            name = variant.items.task
+            if tasks.count(name) > 1:  # one task run two ways in one folder: its file too
+                name += f" ({variant.items.source})"
+            label = f"{side.label}, {name}"
+            tasks_held = {variant.items.task: [variant.items]}
+            split.append((Side("", label, side.argument, tasks_held), [variant]))
+    for number, (side, variants) in enumerate(split):
+        side.letter = _letter(number)
+        for variant in variants:
+            variant.letter = side.letter
+    return [side for side, _ in split]
+
+
 def variant_differences(a: TaskItems, b: TaskItems) -> list[str]:
     """What differs between two variants, each a line: the task, each setting with both
     values, and the prompts where their templates or solvers differ."""
     lines = [f"task: {a.task} vs {b.task}"] if a.task != b.task else []
-    lines += [f"{key}: {va} vs {vb}" for key, va, vb in setting_changes(a, b)]
+    changes = setting_changes(a, b)
+    lines += [f"{key}: {va} vs {vb}" for key, va, vb in changes]
+    named = {key for key, *_ in changes}
+    lines += [f"{key}: {va} vs {vb}" for key, va, vb in task_changes(a, b) if key not in named]
     if a.task == b.task:  # another task's templates differ as a matter of course
         prompts = [d for d in differences(a, b) if d[0] in PROMPT_KEYS]
         lines += [differences_text([d]) for d in prompts]
     return lines
+
+
+def task_changes(a: TaskItems, b: TaskItems) -> list[tuple[str, str, str]]:
+    """(setting, a's, b's) for what two task names of one benchmark of ours fix differently
+    (its evidence adapter's ``task_settings``: CGGC's order, CCPT's method), so that a row of
+    cggc_ood_easy2hard vs cggc_ood_hard2easy says "order: easy_to_hard vs hard_to_easy" as
+    an Inspect run's ``-T order=`` does."""
+    if a.task == b.task or not a.benchmark or a.benchmark != b.benchmark:
+        return []
+    adapter = evidence_adapter(a.benchmark)
+    settings = getattr(adapter, "task_settings", None)
+    if settings is None:
+        return []
+    try:
+        sa, sb = settings(a.task), settings(b.task)
+    except ConceptcombError:  # a task name its specs do not hold
+        return []
+    return [(key, sa[key], sb.get(key, "–")) for key in sa if sa[key] != sb.get(key, "–")]
 
 
 def _candidates(x: TaskItems, y: TaskItems, named: set[tuple[str, str]]) -> bool:
@@ -643,10 +701,11 @@ def compare_variants(
     """Within each model, every two variants of one task on the items both hold (different
     task names of one benchmark, one task run with other options, seeds or generation
     settings, and the pairs ``named``); rows name what differs; Holm over all."""
-    result = Comparison(all_sides, n_resamples=n_resamples, seed=seed)
+    found = model_variants(all_sides)
+    result = Comparison(variant_sides(all_sides, found), n_resamples=n_resamples, seed=seed)
     distributions = _Distributions(n_resamples, seed)
     wanted = set(named)
-    for variants in model_variants(all_sides).values():
+    for variants in found.values():
         for i, first in enumerate(variants):
             for second in variants[i + 1 :]:
                 pairing = _variant_pairing(first, second, wanted, result)

@@ -35,6 +35,7 @@ import numpy as np
 
 from conceptcomb.benchmarks import evidence_adapter, get, known_tasks
 from conceptcomb.common import results_reader
+from conceptcomb.common.contract import Scale
 from conceptcomb.common.errors import DataFormatError
 from conceptcomb.common.evidence import lm_eval_samples_path
 from conceptcomb.common.runs import INSPECT, LM_EVAL, RESCORED, Run
@@ -77,6 +78,7 @@ class TaskItems:
     # seeds): two runs of a task that differ here are variants, named by what differs.
     settings: dict[str, str] = field(default_factory=dict)
     judge: list[JudgeRecord] = field(default_factory=list)  # its judge(s); []: not recorded
+    replies: list[str] | None = None  # each item's reply, as ``ids`` (None: not recorded)
 
     @property
     def metrics(self) -> list[str]:
@@ -164,6 +166,27 @@ def prompt_format(framework: str, generation: dict[str, Any], provider: str = ""
     return CHAT_TURNS if generation.get("fewshot_as_multiturn") else CHAT_ONE
 
 
+# --- scales ---------------------------------------------------------------------------------
+# A metric of another package's task whose item values all lie in 0-1 is taken to be 0-1.
+ITEM_VALUES = "its items' values"
+
+
+def metric_scale(items: TaskItems, metric: str) -> Scale | None:
+    """The values a metric can take: its card's scale for this package's tasks; for another
+    package's, 0-1 where every item's value lies in it; else None (not known)."""
+    if items.benchmark:
+        infos = {info.name: info for info in get(items.benchmark).tasks().get(items.task, [])}
+        scale = infos[metric].scale if metric in infos else None
+        return scale if scale and scale.low is not None and scale.high is not None else None
+    values = items.scores.get(metric)
+    if values is None:
+        return None
+    finite = values[np.isfinite(values)]
+    if finite.size and finite.min() >= 0.0 and finite.max() <= 1.0:
+        return Scale(ITEM_VALUES, 0.0, 1.0)
+    return None
+
+
 # --- this package's tasks: bundles ----------------------------------------------------------
 def _units(items: list[dict[str, Any]]) -> list[str] | None:
     units = [item.get("unit") for item in items]
@@ -201,6 +224,7 @@ def bundle_task_items(
         ),
         demonstrations=record.get("num_fewshot"),
         units=_units(items),
+        replies=[reply_of(item) for item in items],
     )
     if get(benchmark).judged(task):
         found.judged = {name for name, info in infos.items() if info.judged}
@@ -237,6 +261,19 @@ def bundle_task_items(
             wanted_corpus.append(name)
     found.corpus, found.skipped = corpus_metrics(benchmark, record, items, wanted_corpus, data_dir)
     return found
+
+
+def reply_of(item: dict[str, Any]) -> str:
+    """An evidence item's reply (the first of several: CCPT's oracle samples N), else its
+    parsed answer; "" where it keeps none (a log-likelihood task's)."""
+    replies = item.get("replies")
+    for value in (item.get("reply"), replies[0] if isinstance(replies, list) and replies else None,
+                  item.get("answer")):  # fmt: skip
+        if isinstance(value, str):
+            return value
+        if value is not None:
+            return json.dumps(value, ensure_ascii=False)
+    return ""
 
 
 def _claimed(record: dict[str, Any], metric: str) -> bool:
@@ -356,15 +393,18 @@ def _lm_eval_task(
     by_doc: dict[str, dict[str, Any]] = {}
     docs: dict[str, dict[str, Any]] = {}
     hashes: dict[str, str] = {}
+    replies: dict[str, str] = {}
     for row in rows:
         doc_id = f"doc {row.get('doc_id')}"
         docs.setdefault(doc_id, row.get("doc") or {})
+        replies.setdefault(doc_id, _lm_eval_reply(row))
         hashes.setdefault(doc_id, str(row.get("doc_hash") or _hash(row.get("doc"))))
         suffix = "" if len(filters) == 1 else f",{row.get('filter', 'none')}"
         for metric in row.get("metrics") or []:
             by_doc.setdefault(doc_id, {})[f"{metric}{suffix}"] = (metric, row.get(metric))
     ids = sorted(by_doc, key=lambda d: (len(d), d))
     items = TaskItems(name, LM_EVAL, "", "", None, ids, data_hashes=hashes)
+    items.replies = [replies[d] for d in ids]
     names = list(dict.fromkeys(key for doc in by_doc.values() for key in doc))
     aggregations = _aggregations(config)
     for key in names:
@@ -385,6 +425,15 @@ def _lm_eval_task(
         if all(u is not None for u in units):
             items.units, items.unit = [str(u) for u in units], cluster
     return items
+
+
+def _lm_eval_reply(row: dict[str, Any]) -> str:
+    """A sample's first reply as its filter left it (``filtered_resps``; else ``resps``),
+    nested lists unwrapped; a log-likelihood task's pair as JSON."""
+    value: Any = row.get("filtered_resps") or row.get("resps") or ""
+    while isinstance(value, list) and len(value) == 1:
+        value = value[0]
+    return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 def _json_lines(path: Path) -> Iterator[dict[str, Any]]:
@@ -414,9 +463,11 @@ def inspect_items(
     values: dict[str, dict[str, list[float]]] = {}
     docs: dict[str, Any] = {}
     hashes: dict[str, str] = {}
+    replies: dict[str, str] = {}
     for sample in log.samples:
         sample_id = f"sample {sample.id}"
         docs.setdefault(sample_id, sample.metadata or {})
+        replies.setdefault(sample_id, sample.output.completion if sample.output else "")
         hashes.setdefault(sample_id, _hash([sample.input, sample.target]))
         several = len(sample.scores or {}) > 1
         for scorer, score in (sample.scores or {}).items():
@@ -427,6 +478,7 @@ def inspect_items(
                 values.setdefault(metric, {}).setdefault(sample_id, []).append(number)
     ids = sorted({i for metric in values.values() for i in metric}, key=lambda d: (len(d), d))
     items = TaskItems(task, INSPECT, run.model.label, str(path), None, ids, data_hashes=hashes)
+    items.replies = [replies.get(i, "") for i in ids]
     items.version = None if spec.task_version is None else str(spec.task_version)
     for metric, by_sample in values.items():
         items.scores[metric] = np.asarray(

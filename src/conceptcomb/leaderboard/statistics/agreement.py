@@ -43,15 +43,21 @@ class Estimate:
     value: float | None
     lower: float | None
     upper: float | None
+    why: str | None = None  # why the value or its interval is missing (a reader asks)
 
-    def to_json(self) -> dict[str, float | None]:
-        return {"value": self.value, "lower": self.lower, "upper": self.upper}
+    def to_json(self) -> dict[str, float | str | None]:
+        found: dict[str, float | str | None] = {
+            "value": self.value, "lower": self.lower, "upper": self.upper
+        }  # fmt: skip
+        if self.why:
+            found["why"] = self.why
+        return found
 
     def text(self, digits: int = 2) -> str:
         if self.value is None:
-            return "–"
+            return f"– ({self.why})" if self.why else "–"
         if self.lower is None or self.upper is None:
-            return f"{self.value:.{digits}f}"
+            return f"{self.value:.{digits}f}" + (f" (no interval: {self.why})" if self.why else "")
         return f"{self.value:.{digits}f} [{self.lower:.{digits}f}, {self.upper:.{digits}f}]"
 
 
@@ -134,8 +140,10 @@ def bootstrap_estimate(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # constant resamples: scipy warns, the value is NaN
         value = statistic(a, b)
-        if len(a) < 3 or not np.isfinite(value):
-            return Estimate(_finite(value), None, None)
+        if not np.isfinite(value):
+            return Estimate(None, None, None, undefined_why(a, b))
+        if len(a) < MIN_RESAMPLED:
+            return Estimate(value, None, None, f"{len(a)} questions, fewer than {MIN_RESAMPLED}")
         result = stats.bootstrap(
             (a, b),
             statistic,
@@ -147,7 +155,28 @@ def bootstrap_estimate(
             random_state=np.random.default_rng(seed),
         )
     low, high = result.confidence_interval
-    return Estimate(value, _finite(float(low)), _finite(float(high)))
+    lower, upper = _finite(float(low)), _finite(float(high))
+    if lower is None or upper is None:  # most resamples undefined (nearly constant ratings)
+        why = f"undefined on most resamples of {len(a)} questions (too few, or too alike)"
+        return Estimate(value, None, None, why)
+    return Estimate(value, lower, upper)
+
+
+# Below this many questions no bootstrap interval is drawn: resamples of two questions are
+# mostly constant, their statistics undefined.
+MIN_RESAMPLED = 3
+
+
+def undefined_why(a: np.ndarray, b: np.ndarray) -> str:
+    """Why a statistic of two ratings is undefined: too few questions, or no variation."""
+    if len(a) < 2:
+        return f"undefined: {len(a)} question{'' if len(a) == 1 else 's'} rated by both"
+    constant = [name for name, x in (("A", a), ("B", b)) if len(np.unique(x)) < 2]
+    if len(constant) == 2 and np.unique(np.concatenate([a, b])).size < 2:
+        return f"undefined: every rating is {a[0]:g}, no variation"
+    if constant:
+        return f"undefined: {' and '.join(constant)} gave one rating to every question"
+    return "undefined on these ratings"
 
 
 def agreement(

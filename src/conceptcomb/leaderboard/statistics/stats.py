@@ -386,10 +386,22 @@ def solve_items(effect_size: float, alpha: float = ALPHA, power: float = POWER) 
     power: ``statsmodels.stats.power.TTestPower().solve_power``."""
     from statsmodels.stats.power import TTestPower
 
-    found = TTestPower().solve_power(
-        effect_size=effect_size, alpha=alpha, power=power, alternative="two-sided"
-    )
-    return float(np.ravel(found)[0])
+    with warnings.catch_warnings():  # a root it cannot bracket: checked below, not printed
+        warnings.simplefilter("ignore")
+        found = float(
+            np.ravel(
+                TTestPower().solve_power(
+                    effect_size=effect_size, alpha=alpha, power=power, alternative="two-sided"
+                )
+            )[0]
+        )
+        if math.isfinite(found):
+            return found
+        # An effect so large that the solver's bracket starts above the root: two items
+        # (the fewest a paired t test takes) have the power already, or the effect is 0.
+        if TTestPower().power(effect_size=effect_size, nobs=2, alpha=alpha) >= power:
+            return 2.0
+    return math.nan  # not solved: `items_needed` plans nothing
 
 
 def items_needed(pilot: Difference, target: float) -> ItemsNeeded:
@@ -408,6 +420,8 @@ def items_needed(pilot: Difference, target: float) -> ItemsNeeded:
         return ItemsNeeded(target, None, "paired t")
     effect = target / pilot.sd
     independent = solve_items(effect)
+    if not math.isfinite(independent):
+        return ItemsNeeded(target, None, "paired t", effect)
     if not pilot.clusters:
         return ItemsNeeded(target, math.ceil(independent), "paired t", effect)
     design = (pilot.stderr * math.sqrt(pilot.n) / pilot.sd) ** 2
