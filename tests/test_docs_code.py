@@ -84,3 +84,32 @@ def test_every_bash_block_runs_as_written(name: str, tmp_path: Path) -> None:
             if "conceptcomb compare" in block:
                 assert "what differs (A vs B)" in done.stdout, done.stdout
         assert server.asked > 0 and server.unknown == 0
+
+
+@pytest.mark.slow
+@pytest.mark.shared_data
+def test_running_md_inspect_score_block_runs_as_written(tmp_path: Path) -> None:
+    """docs/running.md's ``inspect score`` block (issue 52): the model a loopback server that
+    answers each CCPT item with a property, ``openai/gpt-4o`` a loopback judge
+    (OPENAI_BASE_URL), which `inspect score` asks and nothing else does."""
+    from inspect_ai.log import read_eval_log
+
+    from conceptcomb.testing.judge_server import LoopbackServer
+
+    [block] = [text for lang, text in blocks("running.md") if "inspect score" in text]
+    with (
+        ModelServer({}, reply_for=lambda chat: '{"property": "sharp"}') as model,
+        LoopbackServer() as judge,
+    ):
+        env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
+               "LOOPBACK_API_KEY": "x", "LOOPBACK_BASE_URL": model.base_url,
+               "OPENAI_BASE_URL": judge.base_url, "OPENAI_API_KEY": "x"}  # fmt: skip
+        bash = ["bash", "-euo", "pipefail", "-c", _as_run(block, model.base_url)]
+        done = subprocess.run(bash, cwd=tmp_path, env=env, capture_output=True, text=True,
+                              timeout=1200)  # fmt: skip
+        assert done.returncode == 0, f"{block}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        assert model.asked == 3 and judge.stats.requests == 9  # 3 items, 3 questions each
+    log = read_eval_log(str(tmp_path / "logs" / "ccpt-rescored.eval"))
+    assert log.results is not None
+    assert {score.scorer for score in log.results.scores} == {"ccpt", "ccpt_judge"}
+    assert all("ccpt_judge" in (sample.scores or {}) for sample in log.samples or [])

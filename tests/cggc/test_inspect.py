@@ -92,3 +92,21 @@ def test_a_misspelt_option_is_refused() -> None:
         TASKS["cggc"](oder="easy2hard")
     with pytest.raises(ConfigError, match="cggc_ood has no option setting"):
         TASKS["cggc_ood"](setting="id")
+
+
+def test_an_option_the_name_fixes_points_to_the_task_that_takes_it() -> None:
+    """`conceptcomb/cggc_ood -T order=...` (issue 54): the refusal names the command of the
+    README's order example, conceptcomb/cggc -T setting=ood -T order=..., and the named task
+    with that order; a verified task, the verified task with that order."""
+    from conceptcomb.common.errors import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        TASKS["cggc_ood"](order="easy_to_hard")
+    assert str(refused.value) == (
+        "cggc_ood has no option order (-T): its name fixes it; for order=easy_to_hard run "
+        "conceptcomb/cggc -T setting=ood -T order=easy_to_hard (or conceptcomb/cggc_ood_easy2hard)."
+    )
+    with pytest.raises(ConfigError, match=r"run conceptcomb/cggc -T setting=id -T structure=B"):
+        TASKS["cggc_id"](structure="B")  # no named task of id with one structure
+    with pytest.raises(ConfigError, match=r"run conceptcomb/cggc_ood_easy2hard_verified\.$"):
+        TASKS["cggc_ood_verified"](order="easy2hard")

@@ -145,3 +145,40 @@ def test_a_moved_private_name_warns_once_and_falls_back(monkeypatch, caplog) -> 
     lines = [record.getMessage() for record in caplog.records]
     assert len(lines) == 2, lines
     assert all(inspect_internals.SUPPORTED_INSPECT in line for line in lines)
+
+
+def test_a_registered_scorer_keeps_the_metrics_it_was_built_with(monkeypatch, caplog) -> None:
+    """`register_scorer`: what ``inspect score --scorer conceptcomb/NAME -S ...`` creates is
+    the factory's scorer, named after the factory, with the metrics of the scorer it built;
+    on an Inspect without `scorer_register`, the public decorator registers it (one line)."""
+    import sys
+
+    from inspect_ai._util.registry import create_registry_object, registry_info
+    from inspect_ai.scorer import Score, Scorer, Target, accuracy, mean, scorer
+
+    def build(kind: str) -> Scorer:
+        @scorer(metrics=[mean()] if kind == "mean" else [accuracy()], name="inner")
+        def inner() -> Scorer:
+            async def score(state: TaskState, target: Target) -> Score:
+                return Score(value=1.0)
+
+            return score
+
+        return inner()
+
+    def metric_names(created: Scorer) -> list[str]:
+        metrics = registry_info(created).metadata["metrics"]
+        return [registry_info(metric).name for metric in metrics]
+
+    inspect_internals.register_scorer(build, "internals_test_scorer")
+    created = create_registry_object(
+        "scorer", "conceptcomb/internals_test_scorer", {"kind": "mean"}
+    )
+    assert registry_info(created).name == "conceptcomb/internals_test_scorer"
+    assert metric_names(created) == ["inspect_ai/mean"]
+
+    monkeypatch.setitem(sys.modules, "inspect_ai.scorer._scorer", None)
+    monkeypatch.setattr(inspect_internals, "_WARNED", set())
+    with caplog.at_level("WARNING", logger="conceptcomb"):
+        inspect_internals.register_scorer(build, "internals_fallback_scorer")
+    assert [inspect_internals.SUPPORTED_INSPECT in r.getMessage() for r in caplog.records] == [True]

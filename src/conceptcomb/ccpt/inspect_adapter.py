@@ -50,6 +50,7 @@ from conceptcomb.ccpt.tasks import (
     task_version,
 )
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.common.inspect_internals import register_scorer
 from conceptcomb.frameworks.inspect_tasks import (
     ItemMetrics,
     JudgeOptions,
@@ -61,6 +62,7 @@ from conceptcomb.frameworks.inspect_tasks import (
 )
 from conceptcomb.frameworks.task_files import InspectTasks, TaskStub
 from conceptcomb.scorers.inspect_judge import InspectSessions, chosen_options, preflight_setup
+from conceptcomb.scorers.judge_settings import JudgeSettings
 
 
 class CcptOptions(JudgeOptions, total=False):
@@ -119,6 +121,29 @@ def ccpt_scorer(spec: CcptTaskSpec, sessions: InspectSessions | None, npc_modifi
         return score
 
     return build()
+
+
+RESCORER = "ccpt_judge"
+
+
+def ccpt_judge(task: str, npc_modifier: str | None = None) -> Scorer:
+    """``inspect score LOG --scorer conceptcomb/ccpt_judge -S task=ccpt_pi_emergent
+    --model-role grader=MODEL``: the scorer of a judged CCPT task (its metrics too), whose
+    judge is the ``grader`` role only (``--model-role grader``, or the log's own): the same
+    ratings and metrics as ``conceptcomb score`` of that log with that judge. ``-S
+    npc_modifier=surface`` as the task's option (``lemma`` by default)."""
+    spec = spec_by_name(task)
+    if not spec.generative:
+        raise ConfigError(f"{task} has no judge: its scorer needs none (-S task=...).")
+    rule = task_rule(spec.kind, npc_modifier)
+    settings = JudgeSettings.resolve({})  # the cache and decoding options (CONCEPTCOMB_JUDGE_*)
+    sessions = InspectSessions(settings, required=f"conceptcomb/{RESCORER}")
+    if spec.oracle:
+        return oracle_scorer(spec, sessions, rule)
+    return ccpt_scorer(spec, sessions, rule)
+
+
+register_scorer(ccpt_judge, RESCORER)
 
 
 def samples(

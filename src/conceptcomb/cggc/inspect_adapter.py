@@ -24,6 +24,7 @@ verified items (``<metric>_verified``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import TypedDict
@@ -58,6 +59,7 @@ from conceptcomb.cggc.verification import (
     edge_questions,
     verification_of,
 )
+from conceptcomb.common.errors import ConfigError
 from conceptcomb.common.evalcard import card_headline
 from conceptcomb.common.results import sem
 from conceptcomb.frameworks.inspect_fewshot import demonstrations_solver
@@ -274,9 +276,56 @@ class AnyCggcOptions(CggcOptions, total=False):
     """``paper`` (default) or ``script`` (the authors' released layout)."""
 
 
+# conceptcomb/cggc's options that a named task's name fixes, with the spec field each sets.
+NAMED_BY = {
+    "setting": "setting",
+    "order": "order",
+    "structure": "structure",
+    "prompt_style": "style",
+}
+
+
+def check_named_options(name: str, options: Mapping[str, object], accepted: type) -> None:
+    """`check_options`, where an option the task's name fixes (``cggc_ood -T order=...``)
+    is refused with the command that takes it: ``conceptcomb/cggc -T setting=ood -T
+    order=...``, and the named task that runs it where there is one."""
+    fixed = [option for option in NAMED_BY if option in options]
+    if fixed:
+        raise ConfigError(_fixed_by_name(name, {k: options[k] for k in fixed}))
+    check_options(name, options, accepted)
+
+
+def _fixed_by_name(name: str, given: Mapping[str, object]) -> str:
+    spec = spec_by_name(name)
+    shown = ", ".join(f"{k}={v}" for k, v in given.items())
+    named = _named_task(spec, given)
+    them = "them" if len(given) > 1 else "it"
+    message = f"{name} has no option {', '.join(given)} (-T): its name fixes {them}; "
+    message += f"for {shown} run "
+    if spec.verify:  # conceptcomb/cggc has no relation verification
+        return message + (f"conceptcomb/{named}." if named else "conceptcomb/cggc (unverified).")
+    fields = {"setting": spec.setting, **given}
+    options = " ".join(f"-T {k}={v}" for k, v in fields.items())
+    also = f" (or conceptcomb/{named})" if named else ""
+    return message + f"conceptcomb/cggc {options}{also}."
+
+
+def _named_task(spec: CggcTaskSpec, given: Mapping[str, object]) -> str | None:
+    """The named task that is ``spec`` with the options that names fix replaced, if any."""
+    values = {NAMED_BY[k]: str(v) for k, v in given.items()}
+    try:
+        if "order" in values:
+            values["order"] = order_name(values["order"])
+        if "structure" in values:
+            values["structure"] = values["structure"].upper()
+        return spec_by_name(dataclasses.replace(spec, **values).name).name
+    except ConfigError:  # a value no task has, or no named task for that combination
+        return None
+
+
 def named_task(name: str, options: CggcOptions) -> Task:
     """One of lm-eval's CGGC tasks, by name."""
-    check_options(name, options, CggcOptions)
+    check_named_options(name, options, CggcOptions)
     return cggc_task(spec_by_name(name), options_of(options))
 
 
@@ -342,7 +391,7 @@ def cggc_verified_scorer(spice_jars: str | None, sessions: InspectVerifierSessio
 
 def verified_task(name: str, options: VerifiedOptions) -> Task:
     """One of the CGGC tasks with relation verification by a judge, by name."""
-    check_options(name, options, VerifiedOptions)
+    check_named_options(name, options, VerifiedOptions)
     task_options = options_of(options)  # TaskOptions reads its own options only
     check_libraries()  # before the judge's checks, which may load a model
     sessions = InspectVerifierSessions(judge_settings(options), name, chosen_options(options))

@@ -119,3 +119,25 @@ def in_eval() -> bool:
         _moved("inspect_ai.model._model.active_model", "the judge is checked when it runs")
         return False
     return active_model() is not None
+
+
+def register_scorer(factory: Any, name: str) -> None:
+    """Register ``factory`` as the scorer ``conceptcomb/<name>`` (what ``inspect score LOG
+    --scorer conceptcomb/<name> -S ...`` creates), keeping the metrics each scorer it
+    returns was built with.
+
+    Why private: the public ``@scorer`` decorator gives every scorer of a name the one
+    metric list it was given, while a CCPT task's metrics depend on the task (E or C, the
+    multi-oracle's). Registered with `scorer_register`, a factory's scorers keep their own
+    metrics (Inspect's registry then names them after the factory). On an Inspect that
+    moved it, the public decorator registers the factory without metrics (scores are
+    written, their means not shown), with one warning line."""
+    try:
+        from inspect_ai.scorer._scorer import scorer_register
+    except ImportError:
+        from inspect_ai.scorer import scorer
+
+        _moved("inspect_ai.scorer._scorer.scorer_register", "re-scored logs show no metrics")
+        scorer(metrics=[], name=name)(factory)
+        return
+    scorer_register(factory, name=f"conceptcomb/{name}")

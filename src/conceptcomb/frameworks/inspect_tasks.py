@@ -36,6 +36,7 @@ from conceptcomb.common.errors import ConfigError
 from conceptcomb.common.evidence import GROUPED_METRICS
 from conceptcomb.common.inspect_metrics import means, totals
 from conceptcomb.common.offline import prime_tiktoken_cache
+from conceptcomb.frameworks.inspect_runs import task_built
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.local_judge import check_local_judge as check_local_device
 
@@ -292,6 +293,7 @@ def build_task(
     ``HeadlineMetric(metric=name)``); ``columns``: its sample list in Inspect View."""
     if isinstance(headline, str):
         headline = HeadlineMetric(score=headline, metric="mean")
+    task_built(name)  # a model whose server cannot start: one line, before any sample
     # Inspect counts tokens with tiktoken's o200k_base, a download: rebuilt offline, once.
     prime_tiktoken_cache()
     return Task(

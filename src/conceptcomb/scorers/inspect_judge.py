@@ -50,7 +50,11 @@ from conceptcomb.scorers.judge_errors import (
     is_transient,
     unreachable_cause,
 )
-from conceptcomb.scorers.judge_settings import JudgeSettings, split_base_urls
+from conceptcomb.scorers.judge_settings import (
+    JudgeSettings,
+    environment_value,
+    split_base_urls,
+)
 from conceptcomb.scorers.judges import (
     Judge,
     JudgeReply,
@@ -344,7 +348,20 @@ def check_judge(settings: JudgeSettings, chosen: frozenset[str] = frozenset()) -
         load_local_judge(settings)
         return
     settings.check_credentials()
+    if not chosen and not any(environment_value(name) for name in CHOOSING_OPTIONS):
+        print(f"[conceptcomb] {default_judge_line(settings)}", file=sys.stderr, flush=True)
     run_coroutine(_preflight_described(settings))
+
+
+def default_judge_line(settings: JudgeSettings) -> str:
+    """What a judged task says when nothing chose its judge: the model it asks, never the
+    model under test, and how to choose another."""
+    where = os.environ.get("OPENAI_BASE_URL") or "OpenAI's API"
+    return (
+        f"no judge chosen: the judge is openai/{settings.model_name} (the paper's) at "
+        f"{redact_url(where)}; --model-role grader=MODEL or -T judge_base_url=... chooses "
+        "another, -T judge=off runs without one."
+    )
 
 
 def _role_models() -> list[Model]:
@@ -408,7 +425,11 @@ class InspectSessions:
 
     ``task`` (the task's name) lets `JudgeFailureReport` find the sessions of a task that
     ended; ``chosen`` names the judge-choosing ``-T`` options the task was given
-    (`chosen_options`), which conflict with ``--model-role grader``.
+    (`chosen_options`), which conflict with ``--model-role grader``. ``required`` names the
+    scorer (``conceptcomb/ccpt_judge``) whose judge can only be the ``grader`` role, as
+    Inspect's ``get_model(role="grader", required=True)``: ``inspect score`` without
+    ``--model-role grader`` (nor one in the log) stops with one line, and never asks the
+    model under test nor a default judge.
     """
 
     def __init__(
@@ -416,10 +437,12 @@ class InspectSessions:
         settings: JudgeSettings,
         task: str | None = None,
         chosen: frozenset[str] = frozenset(),
+        required: str | None = None,
     ) -> None:
         self.settings = settings
         self.task = task
         self.chosen = chosen
+        self.required = required
         self._sessions: dict[int, RatingSession] = {}
         self._cache: JudgeCache | None = None
         self._judges: list[tuple[Judge, JudgeUsage]] = []
@@ -439,6 +462,11 @@ class InspectSessions:
         if grader is not None:
             _refuse_two_choices(grader, self.chosen)
             return self.grader_judge(grader, self.settings)
+        if self.required:
+            raise ConfigError(
+                f"{self.required} asks the judge in the {GRADER_ROLE} role, and none is given: "
+                f"add --model-role {GRADER_ROLE}=MODEL (e.g. openai/gpt-4o, the paper's judge)."
+            )
         if not self.settings.enabled:
             return None
         if self.settings.judge != "openai":  # judge=local: our offline judge
