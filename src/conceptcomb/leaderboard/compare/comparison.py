@@ -67,6 +67,7 @@ class Row:
     p_holm: float | None = None
     # --variants: what differs between variant A and variant B ("order: x vs y"), each a line
     differs: list[str] = field(default_factory=list)
+    pairing: Pairing | None = field(default=None, repr=False)  # its runs (the explorer's)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -169,6 +170,7 @@ def averaged(runs: list[TaskItems]) -> TaskItems:
         skipped=dict(first.skipped), judged=set(first.judged), settings=dict(first.settings),
         # runs of one side by several judges: no judge (its judged metrics are not paired)
         judge=first.judge if all(same_judges(r.judge, first.judge) for r in runs) else [],
+        evidence=first.evidence, options=dict(first.options),
     )  # fmt: skip
     if first.units is not None:
         merged.units = [first.units[p] for p in picks[0]]
@@ -411,7 +413,7 @@ def _compare_task(
                     f"{task} {metric}: not compared (fewer than two items defined in both)"
                 )
                 continue
-            rows.append(Row(task, metric, *p.letters, result, p.label_of(metric)))
+            rows.append(Row(task, metric, *p.letters, result, p.label_of(metric), pairing=p))
         for metric in sorted(set(p.a.skipped) | set(p.b.skipped)):
             if metric in p.left_out:
                 continue
