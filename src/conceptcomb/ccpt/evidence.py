@@ -71,8 +71,8 @@ class CcptEvidence:
         the property's type (the annotators' majority label) and whether the task asks for
         emergent or canceled properties (its noun phrase is the item's unit, searched)."""
         kind = spec_by_name(task).kind
-        asked = "canceled" if "canceled" in kind else "emergent" if "emergent" in kind else kind
-        return {"property type": item.label, "asks for": asked}
+        asked = [name for name in ("emergent", "canceled") if name in kind]
+        return {"property type": item.label, **({"asks for": asked[0]} if asked else {})}
 
     def explorer_references(self, task: str, item: CcptItem) -> list[str]:
         """The dataset's property of the item (the gold the judge's questions rate against)."""

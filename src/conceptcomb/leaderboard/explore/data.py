@@ -190,9 +190,7 @@ def _judge_groups(columns: list[Column]) -> list[int]:
     their judged metrics (`same_judges`: the same judges, named)."""
     groups: list[int] = []
     for n, column in enumerate(columns):
-        earlier = (
-            k for k in range(n) if same_judges(columns[k].items.judge, column.items.judge)
-        )
+        earlier = (k for k in range(n) if same_judges(columns[k].items.judge, column.items.judge))
         groups.append(next(earlier, n))
     return groups
 
@@ -243,9 +241,7 @@ def _prompt_text(shown: dict[str, Any]) -> str | None:
     if not isinstance(prompt, list) or len(prompt) < 2:
         return None
     messages = prompt[-1]
-    if isinstance(messages, list) and all(
-        isinstance(m, list) and len(m) == 2 for m in messages
-    ):
+    if isinstance(messages, list) and all(isinstance(m, list) and len(m) == 2 for m in messages):
         return "\n\n".join(f"[{role}]\n{text}" for role, text in messages)
     return json.dumps(messages, ensure_ascii=False)
 

@@ -21,8 +21,10 @@ PAGE = "explore.html"
 
 
 def static(name: str) -> str:
-    return resources.files("conceptcomb.leaderboard.explore").joinpath("static", name).read_text(
-        encoding="utf-8"
+    return (
+        resources.files("conceptcomb.leaderboard.explore")
+        .joinpath("static", name)
+        .read_text(encoding="utf-8")
     )
 
 
@@ -47,12 +49,12 @@ def html(data: dict[str, Any], title: str = "conceptcomb explorer") -> str:
     )
     safe_title = title.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
         '<meta name="referrer" content="no-referrer">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f"<title>{safe_title}</title>\n<style>{style}</style>\n</head>\n<body>\n"
-        '<noscript>The explorer needs JavaScript (its own script only: no network).</noscript>\n'
+        "<noscript>The explorer needs JavaScript (its own script only: no network).</noscript>\n"
         '<div id="app"></div>\n'
         f'<script type="application/json" id="explorer-data">{data_json(data)}</script>\n'
         f"<script>{script}</script>\n</body></html>\n"
