@@ -24,6 +24,7 @@ from tests.leaderboard.eee_support import run_cli
 from tests.leaderboard.report.test_screenshot import find_browser
 
 DRIVERS = ("chromedriver", "chromium-driver")
+ROW_HEIGHT = 46  # px, explorer.js's ROW_HEIGHT
 
 
 def find_driver() -> str:
@@ -129,6 +130,14 @@ def shown_ids(chrome: Any) -> list[str]:
     ids = [found[position] for position in sorted(found)]
     assert len(ids) == shown, f"{shown} items counted, {len(ids)} rendered"
     return ids
+
+
+def open_item(chrome: Any, item_id: str) -> str:
+    """Click the item's row (scrolled to it) and return the details pane's text."""
+    position = shown_ids(chrome).index(item_id)
+    chrome.execute_async_script(SCROLL_TO, position * ROW_HEIGHT)
+    chrome.find_element("css selector", f'.matrix .row[data-id="{item_id}"]').click()
+    return chrome.find_element("id", "details").text
 
 
 def header_row(chrome: Any) -> tuple[int, bool]:

@@ -28,6 +28,7 @@ from tests.leaderboard.explore.browser import (
     explore,
     header_row,
     header_text,
+    open_item,
     open_page,
     page_data,
     search,
@@ -154,8 +155,7 @@ def test_header_equals_compare_json(driver, page: Path, runs: dict[str, Path]) -
     expected = sorted((k for k in a if diff[k] != 0),
                       key=lambda k: (-abs(diff[k]), _position(data, view, k)))  # fmt: skip
     assert shown_ids(driver) == expected
-    driver.find_element("css selector", f'.matrix .row[data-id="{expected[0]}"]').click()
-    details = driver.find_element("id", "details").text
+    details = open_item(driver, expected[0])
     assert a[expected[0]]["reply"] in details and b[expected[0]]["reply"] in details
     assert data_view["judge_groups"] == [0, 0, 2]
     png = page.parent / "explorer.png"
