@@ -24,7 +24,6 @@ from tests.leaderboard.eee_support import run_cli
 from tests.leaderboard.explore.browser import (
     choose,
     choose_field,
-    driver,  # noqa: F401
     explore,
     header_row,
     header_text,
@@ -89,7 +88,7 @@ def _compared(runs: dict[str, Path]) -> dict[str, Any]:
     return json.loads(printed)
 
 
-def test_choose_differ_sort_filter_search(driver, page: Path, runs: dict[str, Path]) -> None:  # noqa: F811
+def test_choose_differ_sort_filter_search(driver, page: Path, runs: dict[str, Path]) -> None:
     a, b = _evidence(runs["a"], TYPES), _evidence(runs["b"], TYPES)
     types = {i.item_id: i.label for i in load_items(spec_by_name(TYPES))}
     order = sorted(a, key=lambda key: (len(key), key))
@@ -133,7 +132,7 @@ def _position(data: dict[str, Any], view: int, key: str) -> int:
     return next(n for n, item in enumerate(data["views"][view]["items"]) if item["id"] == key)
 
 
-def test_header_equals_compare_json(driver, page: Path, runs: dict[str, Path]) -> None:  # noqa: F811
+def test_header_equals_compare_json(driver, page: Path, runs: dict[str, Path]) -> None:
     compared = _compared(runs)
     data = page_data(page)
     for entry in (c for v in data["views"] for c in v["comparisons"]):
@@ -165,7 +164,7 @@ def test_header_equals_compare_json(driver, page: Path, runs: dict[str, Path]) -
         shutil.copy(png, SCREENSHOT)
 
 
-def test_different_judges_are_never_a_and_b(driver, page: Path, runs: dict[str, Path]) -> None:  # noqa: F811
+def test_different_judges_are_never_a_and_b(driver, page: Path, runs: dict[str, Path]) -> None:
     compared = _compared(runs)
     assert not [r for r in compared["comparisons"]
                 if r["metric"] == "E" and "C" in (r["run_a"], r["run_b"])]  # fmt: skip
@@ -183,3 +182,21 @@ def test_different_judges_are_never_a_and_b(driver, page: Path, runs: dict[str, 
     assert "judge agree A C" in agree and "Krippendorff's alpha (ordinal)" in agree
     code, printed = run_cli("judge", "agree", str(runs["a"]), str(runs["c"]))
     assert code == 0 and printed.splitlines()[2] in agree
+
+
+def test_report_writes_the_explorer_and_links_it(
+    driver, runs: dict[str, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "report"
+    code, printed = run_cli("report", str(runs["a"]), str(runs["b"]), "--out", str(out),
+                            "--no-plots")  # fmt: skip
+    assert code == 0, printed
+    assert "explore.html" in printed.splitlines()[-1]
+    html = (out / "ccpt.html").read_text(encoding="utf-8")
+    assert 'href="explore.html#task=ccpt_pi_emergent"' in html
+    driver.get((out / "ccpt.html").as_uri())
+    driver.find_element("css selector", 'a[href="explore.html#task=ccpt_tp"]').click()
+    assert driver.execute_script("return document.body.getAttribute('data-ready')") == "true"
+    from selenium.webdriver.support.ui import Select
+
+    assert Select(driver.find_element("id", "view")).first_selected_option.text == TYPES

@@ -18,7 +18,6 @@ from tests.leaderboard.eee_support import run_cli
 from tests.leaderboard.explore.browser import (
     choose,
     choose_field,
-    driver,  # noqa: F401
     header_row,
     header_text,
     open_page,
@@ -66,7 +65,7 @@ def _per_item(results: Path, task: str) -> dict[str, dict]:
     return {row["doc"]["item_id"]: row for row in rows}
 
 
-def test_variants_view(driver, scored: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+def test_variants_view(driver, scored: dict[str, Path], tmp_path: Path) -> None:
     code, printed = run_cli("explore", str(scored["bundle"]), "--variants", "--out",
                             str(tmp_path))  # fmt: skip
     assert code == 0, printed

@@ -12,11 +12,11 @@ import http.server
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 from tests.leaderboard.explore.browser import (
-    driver,  # noqa: F401
     explore,
     no_network,
     open_item,
@@ -71,9 +71,9 @@ def with_invalid_utf8(bundle: Path, out: Path, number: int) -> Path:
 
 
 class Beacon(http.server.BaseHTTPRequestHandler):
-    hits: list[str] = []
+    hits: ClassVar[list[str]] = []
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         Beacon.hits.append(self.path)
         self.send_response(204)
         self.end_headers()
@@ -106,7 +106,7 @@ def page(beacon: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_nothing_of_the_bundle_runs_and_its_text_shows(
-    driver,  # noqa: F811
+    driver,
     page: Path,
     beacon: str,
 ) -> None:

@@ -263,6 +263,26 @@
     state.open = -1;
   }
 
+  // explore.html#task=NAME&a=LETTER&b=LETTER&metric=NAME (the report's links) opens there.
+  function fromLink() {
+    const wanted = new URLSearchParams(window.location.hash.slice(1));
+    const found = data.views.findIndex((v) => v.name === wanted.get("task"));
+    if (found < 0) {
+      return;
+    }
+    state.view = found;
+    resetView();
+    const v = view();
+    const letter = (name) => v.columns.findIndex((c) => c.letter === wanted.get(name));
+    if (letter("a") >= 0 && letter("b") >= 0) {
+      state.a = letter("a");
+      state.b = letter("b");
+    }
+    if (v.metrics.includes(wanted.get("metric"))) {
+      state.metric = wanted.get("metric");
+    }
+  }
+
   // --- the header: compare's row for A and B ----------------------------------------------
   function header() {
     const v = view();
@@ -480,6 +500,7 @@
     return;
   }
   resetView();
+  fromLink();
   render();
   document.body.setAttribute("data-ready", "true");
 }());
