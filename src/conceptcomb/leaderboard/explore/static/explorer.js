@@ -502,5 +502,6 @@
   resetView();
   fromLink();
   render();
+  document.body.setAttribute("data-ready-ms", String(performance.now()));
   document.body.setAttribute("data-ready", "true");
 }());
