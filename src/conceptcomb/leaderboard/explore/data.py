@@ -157,6 +157,7 @@ def _view(
     first = columns[0].items
     fields, references = _benchmark_fields(first, ids, data_dir)
     metrics = list(dict.fromkeys(m for column in columns for m in column.items.scores))
+    names = _field_names(fields)
     items = []
     for number, item_id in enumerate(ids):
         shown = next((c.items.evidence[item_id] for c in columns if item_id in c.items.evidence),
@@ -165,8 +166,8 @@ def _view(
         items.append({
             "id": readable(item_id),
             "unit": _unit(columns, item_id),
-            "fields": [strings.add(fields.get(item_id, {}).get(f)) for f in _field_names(fields)],
-            "prompt": strings.add(_prompt_text(shown)),
+            "fields": [strings.add(fields.get(item_id, {}).get(f)) for f in names],
+            "prompt": [[role, strings.add(text)] for role, text in _prompt_parts(shown)],
             "refs": [strings.add(r) for r in refs],
             "n": number,
         })  # fmt: skip
@@ -174,7 +175,7 @@ def _view(
     return {
         "name": name,
         "unit": first.unit,
-        "fields": _field_names(fields),
+        "fields": names,
         "metrics": metrics,
         "judged": sorted({m for c in columns for m in c.items.judged}),
         "judge_groups": _judge_groups(columns),
@@ -207,8 +208,10 @@ def _benchmark_fields(
     adapter = evidence_adapter(items.benchmark) if items.benchmark else None
     if adapter is None or not hasattr(adapter, "explorer_fields"):
         return {}, {}
+    # Without demonstrations where the benchmark can (CGGC: `test_set` draws every item's).
+    read = getattr(adapter, "reference_set", adapter.test_set)
     try:
-        test_set = adapter.test_set(items.task, items.options, data_dir)
+        test_set = read(items.task, items.options, data_dir)
     except Exception:  # the pinned data not here: the page shows the items without fields
         return {}, {}
     fields, references = {}, {}
@@ -232,18 +235,20 @@ def _references(items: TaskItems, shown: dict[str, Any]) -> list[str]:
     return []
 
 
-def _prompt_text(shown: dict[str, Any]) -> str | None:
-    """The prompt as sent: a bundle's ``prompt`` ([key, epoch, [[role, text], ...]] or
-    lm-eval's [doc_id, arguments]), or another task's text."""
+def _prompt_parts(shown: dict[str, Any]) -> list[tuple[str, str]]:
+    """The prompt as sent, message by message (role, text): a bundle's ``prompt`` ([key,
+    epoch, [[role, text], ...]] or lm-eval's [doc_id, arguments]), or another task's text.
+    Each message is a string of its own: the instruction and the demonstrations that many
+    items share are stored once."""
     if "prompt_text" in shown:
-        return str(shown["prompt_text"])
+        return [("", str(shown["prompt_text"]))]
     prompt = shown.get("prompt")
     if not isinstance(prompt, list) or len(prompt) < 2:
-        return None
+        return []
     messages = prompt[-1]
     if isinstance(messages, list) and all(isinstance(m, list) and len(m) == 2 for m in messages):
-        return "\n\n".join(f"[{role}]\n{text}" for role, text in messages)
-    return json.dumps(messages, ensure_ascii=False)
+        return [(str(role), str(text)) for role, text in messages]
+    return [("", json.dumps(messages, ensure_ascii=False))]
 
 
 def _unit(columns: list[Column], item_id: str) -> str | None:

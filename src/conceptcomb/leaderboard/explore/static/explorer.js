@@ -68,6 +68,12 @@
     return value < 0.001 ? "<0.001" : value.toFixed(3);
   }
 
+  // The prompt as sent: its messages, each "[role]" and its text.
+  function promptText(item) {
+    return item.prompt.map((part) => (part[0] ? "[" + part[0] + "]\n" : "") + text(part[1]))
+      .join("\n\n");
+  }
+
   function view() {
     return data.views[state.view];
   }
@@ -114,7 +120,7 @@
     if (!needle) {
       return true;
     }
-    const parts = [item.id, item.unit || "", text(item.prompt)];
+    const parts = [item.id, item.unit || "", promptText(item)];
     for (const f of item.fields) {
       parts.push(text(f));
     }
@@ -453,7 +459,7 @@
     }
     parts.push(el("details", { className: "prompt" }, [
       el("summary", { text: "the prompt as sent" }),
-      el("pre", { text: text(item.prompt) || "(not recorded)" })
+      el("pre", { text: promptText(item) || "(not recorded)" })
     ]));
     parts.push(el("h3", { text: "references" }));
     const refs = el("ul", { className: "refs" });
