@@ -235,10 +235,7 @@
     });
     bar.appendChild(el("label", {}, [document.createTextNode("search "), search]));
     v.fields.forEach((name, index) => {
-      const values = new Set();
-      for (const item of v.items) {
-        values.add(text(item.fields[index]));
-      }
+      const values = fieldValues(v, index);
       if (values.size > 200) {
         return; // a field of (nearly) one value per item: searched, not listed
       }
@@ -256,6 +253,21 @@
       bar.appendChild(label);
     });
     return bar;
+  }
+
+  // A field's values in a view, collected once (every render of the controls lists them).
+  const fieldCache = new Map();
+
+  function fieldValues(v, index) {
+    const key = state.view + ":" + index;
+    if (!fieldCache.has(key)) {
+      const values = new Set();
+      for (const item of v.items) {
+        values.add(text(item.fields[index]));
+      }
+      fieldCache.set(key, values);
+    }
+    return fieldCache.get(key);
   }
 
   function resetView() {
@@ -419,11 +431,17 @@
 
   let scroller = null;
 
+  // Draws the rows on screen. The scroll position and height are read before anything is
+  // written: a read after a write would lay the whole page out again.
   function paintRows() {
+    paintAt(scroller.scrollTop, scroller.clientHeight);
+  }
+
+  function paintAt(scrollTop, height) {
     const v = view();
     const body = scroller.querySelector(".body");
-    const first = Math.max(0, Math.floor(scroller.scrollTop / ROW_HEIGHT) - OVERSCAN);
-    const count = Math.ceil(scroller.clientHeight / ROW_HEIGHT) + 2 * OVERSCAN;
+    const first = Math.max(0, Math.floor(scrollTop / ROW_HEIGHT) - OVERSCAN);
+    const count = Math.ceil(height / ROW_HEIGHT) + 2 * OVERSCAN;
     const nodes = [];
     for (let k = first; k < Math.min(state.shown.length, first + count); k += 1) {
       nodes.push(rowNode(v, state.shown[k], k * ROW_HEIGHT));
@@ -434,13 +452,15 @@
   function renderList() {
     const v = view();
     const started = performance.now();
+    const scrollTop = scroller.scrollTop;
+    const height = scroller.clientHeight || 600;
     state.shown = shownItems();
     const count = document.getElementById("count");
     count.textContent = state.shown.length + " of " + v.items.length + " items";
     count.setAttribute("data-shown", String(state.shown.length));
     const body = scroller.querySelector(".body");
     body.style.height = state.shown.length * ROW_HEIGHT + "px";
-    paintRows();
+    paintAt(Math.min(scrollTop, state.shown.length * ROW_HEIGHT), height);
     document.body.setAttribute("data-render-ms", String(performance.now() - started));
   }
 
