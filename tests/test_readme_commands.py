@@ -70,6 +70,7 @@ COVERAGE: dict[str, tuple[str, str | None]] = {
             ' --organization "Your Lab" --model-id Qwen/Qwen2.5-7B-Instruct',
             "conceptcomb validate-bundle eee/",
             "conceptcomb compare bundles/*.bundle.json",
+            "conceptcomb explore bundles/*.bundle.json --out explorer/",
             'every_eval_ever validate "$PWD/eee/data/*/*/*/*.json*"',
             "conceptcomb export --to hf bundles/*.bundle.json --out hf/"
             " --model-id Qwen/Qwen2.5-7B-Instruct"

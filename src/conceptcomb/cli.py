@@ -18,6 +18,7 @@ conceptcomb submit-bundle RESULTS... --out DIR   # one leaderboard bundle per mo
 conceptcomb validate-bundle FILE... [--rescore]  # checksums, secrets, per-item evidence
 conceptcomb validate-bundle FILE --rejudge N     # its judge asked N of its questions again
 conceptcomb compare RUN RUN [RUN...]             # A - B on the same items, 95% CI, p, MDD
+conceptcomb explore RUN... --out DIR             # the items of every run, in one offline page
 """
 
 from __future__ import annotations

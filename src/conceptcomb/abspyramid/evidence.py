@@ -262,6 +262,18 @@ def _finite(metrics: dict[str, tuple[float, float | None]]) -> dict:
 
 
 class AbspyramidEvidence:
+    def explorer_fields(self, task: str, item: DetectionItem | GenerationItem) -> dict[str, str]:
+        """What the item explorer filters AbsPyramid's items by: the relation (noun, verb,
+        event; "all": the merged files) and the instance's entity type."""
+        return {"relation": spec_by_name(task).relation, "entity type": item.type}
+
+    def explorer_references(self, task: str, item: DetectionItem | GenerationItem) -> list[str]:
+        """Detection: the abstract concept and its gold validity; generation: the gold
+        concepts."""
+        if isinstance(item, DetectionItem):
+            return [f"{item.concept}: {'valid' if item.label else 'not valid'}"]
+        return list(item.references)
+
     # --- building ------------------------------------------------------------------------
     def item_key(self, task: str, doc: dict[str, Any], data_dir: str | None = None) -> str | None:
         """``<file path without .json>:<relation>:<split>:<n>`` (every file is a test.json)."""

@@ -72,6 +72,18 @@ class CcptEvidence:
         spec = spec_by_name(task)
         return {"kind": spec.kind, "method": spec.method, "subset": spec.subset}
 
+    def explorer_fields(self, task: str, item: CcptItem) -> dict[str, str]:
+        """What the item explorer filters CCPT's items by (`conceptcomb.leaderboard.explore`):
+        the property's type (the annotators' majority label) and whether the task asks for
+        emergent or canceled properties (its noun phrase is the item's unit, searched)."""
+        kind = spec_by_name(task).kind
+        asked = [name for name in ("emergent", "canceled") if name in kind]
+        return {"property type": item.label, **({"asks for": asked[0]} if asked else {})}
+
+    def explorer_references(self, task: str, item: CcptItem) -> list[str]:
+        """The dataset's property of the item (the gold the judge's questions rate against)."""
+        return [item.property] if item.property else []
+
     # --- building ------------------------------------------------------------------------
     def item_key(self, task: str, doc: dict[str, Any], data_dir: str | None = None) -> str | None:
         """The doc's item id, or the test item with the same fields (a user's JSONL)."""

@@ -236,6 +236,20 @@ class CggcEvidence:
         found["verify"] = str(spec.verify).lower()
         return found
 
+    def explorer_fields(self, task: str, item: TestItem) -> dict[str, str]:
+        """What the item explorer filters CGGC's items by: the structure type of the
+        reasoning graph, the concept set's size and the setting (id/ood)."""
+        cggc = item.item
+        return {
+            "structure type": cggc.structure or "–",
+            "concept-set size": str(len(cggc.concepts)),
+            "setting": spec_by_name(task).setting,
+        }
+
+    def explorer_references(self, task: str, item: TestItem) -> list[str]:
+        """The item's reference sentence."""
+        return [item.item.target]
+
     # --- building ------------------------------------------------------------------------
     def item_key(self, task: str, doc: dict[str, Any], data_dir: str | None = None) -> str | None:
         item_id = str(doc.get("item_id") or "")

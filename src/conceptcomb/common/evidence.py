@@ -111,6 +111,18 @@ class StartsEarly(Protocol):
         """Start what checking the task's evidence will wait on; never raise."""
 
 
+class Explorable(Protocol):
+    """What a benchmark adds to `EvidenceAdapter` for the item explorer
+    (`conceptcomb.leaderboard.explore`): its own fields to filter items by, and the
+    references shown beside the replies, both from the test item ``test_set`` holds."""
+
+    def explorer_fields(self, task: str, item: Any) -> dict[str, str]:
+        """Field name -> the item's value ("structure type" -> "A")."""
+
+    def explorer_references(self, task: str, item: Any) -> list[str]:
+        """What the item's replies are scored against, as text."""
+
+
 @dataclass
 class Recomputed:
     """A task's metrics recomputed from its stored items (corpus-level metrics: BLEU, CIDEr,

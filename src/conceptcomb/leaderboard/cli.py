@@ -1,5 +1,5 @@
-"""``conceptcomb report``, ``submit-bundle``, ``validate-bundle``, ``export`` and ``compare``
-(`conceptcomb.leaderboard.compare.cli`)."""
+"""``conceptcomb report``, ``submit-bundle``, ``validate-bundle``, ``export``, ``compare``
+(`conceptcomb.leaderboard.compare.cli`) and ``explore`` (`conceptcomb.leaderboard.explore`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from conceptcomb.leaderboard.compare import cli as compare_cli
+from conceptcomb.leaderboard.explore import cli as explore_cli
 from conceptcomb.leaderboard.report import build
 
 RESULTS_HELP = (
@@ -360,6 +361,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:  # type: ignore[
     validate.set_defaults(run=run_validate)
     _add_export(commands)
     compare_cli.add_command(commands)
+    explore_cli.add_command(commands)
     _add_judge_agree(commands)
 
 

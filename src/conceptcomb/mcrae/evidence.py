@@ -119,6 +119,14 @@ class McraeEvidence:
         found = doc.get("concept") if isinstance(doc, dict) else getattr(doc, "concept", None)
         return str(found) if found else None
 
+    def explorer_fields(self, task: str, item: PinnedGold) -> dict[str, str]:
+        """What the item explorer filters McRae's items by: the concept."""
+        return {"concept": item.concept}
+
+    def explorer_references(self, task: str, item: PinnedGold) -> list[str]:
+        """The concept's gold features in the pinned norms, best first."""
+        return list(item.features)
+
     def item_key(self, task: str, doc: dict[str, Any], data_dir: str | None = None) -> str | None:
         concept = str(doc.get("concept") or "")
         return f"{_stem(task)}:{concept}" if concept else None

@@ -223,7 +223,7 @@ def test_readme_use_3_commands(
     shutil.copytree(runs / "logs", tmp_path / "logs")
     monkeypatch.chdir(tmp_path)
     commands = readme_use_3()
-    assert commands[0].startswith("conceptcomb submit-bundle") and len(commands) == 10
+    assert commands[0].startswith("conceptcomb submit-bundle") and len(commands) == 11
     for command in commands:
         words = shlex.split(command.replace("$PWD", str(tmp_path)))
         if words[0] == "hf":
@@ -249,3 +249,4 @@ def test_readme_use_3_commands(
     entries = [e for p in hub for e in parse_eval_result_entries(yaml.safe_load(p.read_text()))]
     assert [entry.task_id for entry in entries] == [TASK, TASK]
     assert Path("report/ccpt.md").is_file()
+    assert Path("explorer/explore.html").is_file() and Path("report/explore.html").is_file()

@@ -69,7 +69,7 @@ class Row:
     p_holm: float | None = None
     # --variants: what differs between variant A and variant B ("order: x vs y"), each a line
     differs: list[str] = field(default_factory=list)
-    pairing: Pairing | None = field(default=None, repr=False, compare=False)  # its items
+    pairing: Pairing | None = field(default=None, repr=False, compare=False)  # its runs, items
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -172,6 +172,7 @@ def averaged(runs: list[TaskItems]) -> TaskItems:
         skipped=dict(first.skipped), judged=set(first.judged), settings=dict(first.settings),
         # runs of one side by several judges: no judge (its judged metrics are not paired)
         judge=first.judge if all(same_judges(r.judge, first.judge) for r in runs) else [],
+        evidence=first.evidence, options=dict(first.options),
     )  # fmt: skip
     if first.units is not None:
         merged.units = [first.units[p] for p in picks[0]]

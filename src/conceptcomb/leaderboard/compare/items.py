@@ -79,6 +79,10 @@ class TaskItems:
     settings: dict[str, str] = field(default_factory=dict)
     judge: list[JudgeRecord] = field(default_factory=list)  # its judge(s); []: not recorded
     replies: list[str] | None = None  # each item's reply, as ``ids`` (None: not recorded)
+    # What the explorer shows of each item (`conceptcomb.leaderboard.explore`), by id: a
+    # bundle's evidence item, or the reply, reference and prompt of another package's task.
+    evidence: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+    options: dict[str, Any] = field(default_factory=dict)  # the task's options, as recorded
 
     @property
     def metrics(self) -> list[str]:
@@ -231,6 +235,8 @@ def bundle_task_items(
         found.judge = records_of(record.get("judge"))
     adapter = evidence_adapter(benchmark)
     found.unit = getattr(adapter, "UNIT", None) if found.units else None
+    found.evidence = dict(zip(found.ids, items, strict=True))
+    found.options = dict(record.get("options") or {})
     found.fingerprint = {
         "task version": str(found.version),
         "pinned data": _hash(sorted(datasets, key=str)),
@@ -394,10 +400,12 @@ def _lm_eval_task(
     docs: dict[str, dict[str, Any]] = {}
     hashes: dict[str, str] = {}
     replies: dict[str, str] = {}
+    shown: dict[str, dict[str, Any]] = {}
     for row in rows:
         doc_id = f"doc {row.get('doc_id')}"
         docs.setdefault(doc_id, row.get("doc") or {})
         replies.setdefault(doc_id, _lm_eval_reply(row))
+        shown.setdefault(doc_id, _lm_eval_shown(row))
         hashes.setdefault(doc_id, str(row.get("doc_hash") or _hash(row.get("doc"))))
         suffix = "" if len(filters) == 1 else f",{row.get('filter', 'none')}"
         for metric in row.get("metrics") or []:
@@ -405,6 +413,7 @@ def _lm_eval_task(
     ids = sorted(by_doc, key=lambda d: (len(d), d))
     items = TaskItems(name, LM_EVAL, "", "", None, ids, data_hashes=hashes)
     items.replies = [replies[d] for d in ids]
+    items.evidence = shown
     names = list(dict.fromkeys(key for doc in by_doc.values() for key in doc))
     aggregations = _aggregations(config)
     for key in names:
@@ -436,6 +445,19 @@ def _lm_eval_reply(row: dict[str, Any]) -> str:
     return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
+def _lm_eval_shown(row: dict[str, Any]) -> dict[str, Any]:
+    """What the explorer shows of an lm-eval sample: its (filtered) reply, target and the
+    arguments it sent."""
+    reply = row.get("filtered_resps")
+    while isinstance(reply, list) and len(reply) == 1:
+        reply = reply[0]
+    return {
+        "reply": reply if isinstance(reply, str) else json.dumps(reply, default=str),
+        "references": [str(row.get("target"))] if row.get("target") is not None else [],
+        "prompt_text": json.dumps(row.get("arguments"), default=str, ensure_ascii=False),
+    }
+
+
 def _json_lines(path: Path) -> Iterator[dict[str, Any]]:
     """A JSON-lines file, one object per line (a line that is not: DataFormatError)."""
     with path.open(encoding="utf-8") as handle:
@@ -461,6 +483,7 @@ def inspect_items(
         return [], [f"{path}: {task}: the log's status is {log.status!r}, or it holds no samples"]
     to_float = value_to_float()
     values: dict[str, dict[str, list[float]]] = {}
+    shown: dict[str, dict[str, Any]] = {}
     docs: dict[str, Any] = {}
     hashes: dict[str, str] = {}
     replies: dict[str, str] = {}
@@ -469,6 +492,7 @@ def inspect_items(
         docs.setdefault(sample_id, sample.metadata or {})
         replies.setdefault(sample_id, sample.output.completion if sample.output else "")
         hashes.setdefault(sample_id, _hash([sample.input, sample.target]))
+        shown.setdefault(sample_id, _inspect_shown(sample))
         several = len(sample.scores or {}) > 1
         for scorer, score in (sample.scores or {}).items():
             parts = score.value if isinstance(score.value, dict) else {scorer: score.value}
@@ -479,6 +503,7 @@ def inspect_items(
     ids = sorted({i for metric in values.values() for i in metric}, key=lambda d: (len(d), d))
     items = TaskItems(task, INSPECT, run.model.label, str(path), None, ids, data_hashes=hashes)
     items.replies = [replies.get(i, "") for i in ids]
+    items.evidence = shown
     items.version = None if spec.task_version is None else str(spec.task_version)
     for metric, by_sample in values.items():
         items.scores[metric] = np.asarray(
@@ -506,6 +531,16 @@ def inspect_items(
         if all(u is not None for u in units):
             items.units, items.unit = [str(u) for u in units], cluster
     return [items], []
+
+
+def _inspect_shown(sample: Any) -> dict[str, Any]:
+    """What the explorer shows of an Inspect sample: its completion, target and input."""
+    target = sample.target if isinstance(sample.target, list) else [sample.target]
+    text = sample.input
+    if not isinstance(text, str):
+        text = "\n\n".join(f"{m.role}: {m.text}" for m in text)
+    reply = sample.output.completion if sample.output is not None else ""
+    return {"reply": reply, "references": [str(t) for t in target], "prompt_text": text}
 
 
 def _epochs_as_items(path: Path, bundle: dict[str, Any]) -> None:

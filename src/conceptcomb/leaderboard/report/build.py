@@ -90,6 +90,7 @@ def write_report(
         [table for tables in found.values() for table in tables], data_dir
     )
     rankings = _rankings(runs, paths, data_dir)
+    explored = _explorer(paths, out, data_dir, written)
     for benchmark, tables in found.items():
         sections, markdown = [], [f"## {get(benchmark).title}\n"]
         for table in tables:
@@ -104,7 +105,7 @@ def write_report(
                 _differences(table, out, written, markdown, sections, with_plots)
         texts, parts, files, warnings = ranking_sections(rankings, benchmark, out, with_plots)
         markdown += texts
-        sections += parts
+        sections += parts + _explorer_links(explored, benchmark)
         written.files += files
         written.warnings += warnings
         text = "\n".join(markdown)
@@ -116,6 +117,53 @@ def write_report(
     for run in runs:
         written.warnings += run.notes
     return written
+
+
+def _explorer(
+    paths: list[Path] | None, out: Path, data_dir: str | None, written: Written
+) -> list[str]:
+    """The item explorer of the runs (`conceptcomb.leaderboard.explore`) beside the pages:
+    the names of its views (tasks), linked from each benchmark's page."""
+    if not paths:
+        return []
+    from conceptcomb.leaderboard.explore import data, page
+
+    try:
+        found = data.gather(paths, data_dir)
+    except Exception as err:  # the report stands without it: said, not hidden
+        written.warnings.append(f"the item explorer was not written ({type(err).__name__}: {err})")
+        return []
+    if not found["views"]:
+        return []
+    written.files.append(page.write(found, out))
+    return [view["name"] for view in found["views"]]
+
+
+def _explorer_links(explored: list[str], benchmark: str) -> list[str]:
+    """Links from a benchmark's page to each of its tasks in the explorer."""
+    from html import escape
+
+    from conceptcomb.benchmarks import known_tasks
+
+    mine = [name for name in explored if known_tasks().get(name) == benchmark]
+    if not mine:
+        return []
+    items = "".join(f'<li><a href="{page_link(name)}">{escape(name)}</a></li>' for name in mine)
+    return [
+        "<h2>The items behind these numbers</h2><p>Every run's reply to each item, beside "
+        f"compare's paired statistics (explore.html, offline):</p><ul>{items}</ul>"
+    ]
+
+
+def page_link(view: str, a: str | None = None, b: str | None = None) -> str:
+    """explore.html opened on a view (and runs A and B, by letter)."""
+    from html import escape
+    from urllib.parse import quote
+
+    link = f"explore.html#task={quote(view)}"
+    if a and b:
+        link += f"&a={quote(a)}&b={quote(b)}"
+    return escape(link)
 
 
 def _differences(
