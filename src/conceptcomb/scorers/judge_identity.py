@@ -353,10 +353,21 @@ def short(record: JudgeRecord) -> str:
     return f"{name} ({kinds.get(record.kind, record.kind)}, {key(record)[:8]})"
 
 
-def task_records(entry: Any, options: dict[str, Any] | None = None) -> list[JudgeRecord]:
+def templates_sha256(templates: dict[str, str]) -> str:
+    """The ``prompt_sha256`` of a judge record: sha256 of the judge's rendered templates
+    (a benchmark's ``judge_templates()``)."""
+    text = json.dumps(templates, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def task_records(
+    entry: Any, options: dict[str, Any] | None = None, prompt_sha256: str | None = None
+) -> list[JudgeRecord]:
     """A task's judges: those its judge entry names (`records_of`: a bundle's, a results
     file's), else the one its judge options describe (as a run records them: without the
-    CONCEPTCOMB_JUDGE* variables); [] where neither says."""
+    CONCEPTCOMB_JUDGE* variables), with ``prompt_sha256`` (the benchmark's judge templates':
+    the record, and its key, as a bundle and a ranking of the run have it); [] where
+    neither says."""
     found = records_of(entry)
     if found or not options or not any(str(k).startswith("judge") for k in options):
         return found
@@ -364,16 +375,21 @@ def task_records(entry: Any, options: dict[str, Any] | None = None) -> list[Judg
 
     given = {k: v for k, v in options.items() if k in JudgeSettings.option_names()}
     try:
-        record = from_settings(replace(JudgeSettings(), **given))
+        record = from_settings(replace(JudgeSettings(), **given), RELEVANCE, prompt_sha256)
     except (TypeError, ValueError):
         return []
     return [record] if record is not None else []
 
 
-def row_judge(tasks: Iterable[tuple[Any, dict[str, Any] | None]]) -> str:
+def row_judge(
+    tasks: Iterable[tuple[Any, dict[str, Any] | None]], prompt_sha256: str | None = None
+) -> str:
     """A table row's judge cell from its tasks' (judge entry, options): each judge once
-    (`short`), " · "-joined; "not recorded" where no task names one."""
-    names = [short(r) for entry, options in tasks for r in task_records(entry, options)]
+    (`short`), " · "-joined; "not recorded" where no task names one. ``prompt_sha256``:
+    as `task_records`, so the cell's key is the ranking's."""
+    names = [
+        short(r) for entry, options in tasks for r in task_records(entry, options, prompt_sha256)
+    ]
     return " · ".join(dict.fromkeys(names)) or "not recorded"
 
 
