@@ -1,0 +1,35 @@
+"""`conceptcomb smollm2` prints a CCPT command that finishes (issue 54): SmolLM2 writes up
+to 1,024 tokens per CCPT item, so the command caps the reply; run as printed (3 items, the
+offline judge on the same folder), it ends within minutes on a CPU."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.ccpt.conftest import include_args
+from tests.leaderboard.eee_support import run_cli
+
+pytestmark = [pytest.mark.slow, pytest.mark.shared_data]
+
+
+def test_the_printed_ccpt_command_finishes_in_minutes(smollm2_folder: Path, tmp_path: Path) -> None:
+    code, printed = run_cli("smollm2", "--model-dir", str(smollm2_folder))
+    assert code == 0, printed
+    lines = printed.splitlines()
+    (line,) = [line for line in lines if line.startswith("lm_eval") and "ccpt_pi_emergent" in line]
+    assert "max_gen_toks=128" in line and "--limit 3" in line
+    assert any("max_gen_toks=128" in note for note in lines if note.startswith("# CCPT"))
+    command = [*shlex.split(line), "--output_path", str(tmp_path), *include_args()]
+    start = time.monotonic()
+    done = subprocess.run(command, capture_output=True, text=True, timeout=420)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert time.monotonic() - start < 420
+    results = json.loads(next(tmp_path.rglob("results_*.json")).read_text())
+    assert results["n-samples"]["ccpt_pi_emergent"]["effective"] == 3
+    assert "E,judged" in results["results"]["ccpt_pi_emergent"]
