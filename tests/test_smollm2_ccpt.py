@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.ccpt.conftest import include_args
 from tests.leaderboard.eee_support import run_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared_data]
@@ -25,7 +24,7 @@ def test_the_printed_ccpt_command_finishes_in_minutes(smollm2_folder: Path, tmp_
     (line,) = [line for line in lines if line.startswith("lm_eval") and "ccpt_pi_emergent" in line]
     assert "max_gen_toks=128" in line and "--limit 3" in line
     assert any("max_gen_toks=128" in note for note in lines if note.startswith("# CCPT"))
-    command = [*shlex.split(line), "--output_path", str(tmp_path), *include_args()]
+    command = [*shlex.split(line), "--output_path", str(tmp_path)]
     start = time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, timeout=420)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -103,7 +103,7 @@ def ccpt_command(lm_eval_args: list[str], metadata: str) -> list[str]:
     """`conceptcomb smollm2`'s CCPT run of the packaged model: 3 items, the reply capped."""
     return ["lm_eval", *lm_eval_args, "--apply_chat_template", "--tasks", "ccpt_pi_emergent",
             "--limit", "3", "--gen_kwargs", f"max_gen_toks={CCPT_TOKENS}",
-            "--metadata", metadata]  # fmt: skip
+            "--metadata", metadata, *include_path_args()]  # fmt: skip
 
 
 def run_hub_data(dataset: HubDataset, args: argparse.Namespace) -> int:
