@@ -88,7 +88,23 @@ def run_smollm2(args: argparse.Namespace) -> int:
         f"-T judge_model={shlex.quote(str(folder))} (Inspect); or judge_base_url/judge_model "
         "for any OpenAI-compatible server."
     )
+    print(
+        f"# CCPT: SmolLM2 writes up to 1,024 tokens on most items (10 items took over 10 "
+        f"minutes on a CPU): --gen_kwargs max_gen_toks={CCPT_TOKENS} (Inspect: --max-tokens "
+        f"{CCPT_TOKENS}) ends each reply there. 3 items, judged offline (drop --limit for all):"
+    )
+    print(shlex.join(ccpt_command(lm_eval_args, local)))
     return 0
+
+
+CCPT_TOKENS = 128  # SmolLM2's CCPT replies: long enough for the answer's dictionary
+
+
+def ccpt_command(lm_eval_args: list[str], metadata: str) -> list[str]:
+    """`conceptcomb smollm2`'s CCPT run of the packaged model: 3 items, the reply capped."""
+    return ["lm_eval", *lm_eval_args, "--apply_chat_template", "--tasks", "ccpt_pi_emergent",
+            "--limit", "3", "--gen_kwargs", f"max_gen_toks={CCPT_TOKENS}",
+            "--metadata", metadata, *include_path_args()]  # fmt: skip
 
 
 def run_hub_data(dataset: HubDataset, args: argparse.Namespace) -> int:

@@ -38,7 +38,7 @@ from pathlib import Path
 from conceptcomb.ccpt.data import CCPT_DATASET, load_items
 from conceptcomb.ccpt.tasks import spec_by_name as ccpt_spec
 from conceptcomb.cggc.data import describe_dataset as describe_cggc
-from conceptcomb.common.datafiles import DATA_DIR_ENV
+from conceptcomb.common.datafiles import DATA_DIR_ENV, cache_root
 from conceptcomb.common.errors import ConfigError, DataUnavailableError
 from conceptcomb.common.lm_eval_paths import include_path_args
 from conceptcomb.smollm2 import (
@@ -62,8 +62,10 @@ def available_tasks(data_dir: str | None) -> tuple[list[str], list[str]]:
     except DataUnavailableError as err:
         notes.append(
             f"CCPT: skipped, its files cannot be had here ({str(err).split(' (')[0]}). To add "
-            f"it: run `conceptcomb data fetch ccpt` with internet, or set {DATA_DIR_ENV} to a "
-            f"folder holding the files of {CCPT_DATASET.describe()}."
+            f"it: run `conceptcomb data fetch ccpt` with internet; without, fetch them on a "
+            f"machine that has it (they land in {cache_root() / 'data' / 'ccpt'}), copy that "
+            f"folder here and set {DATA_DIR_ENV} to it (docs/install.md, \"CCPT's files on a "
+            f'machine without internet"); it must hold the files of {CCPT_DATASET.describe()}.'
         )
     else:
         tasks.append(CCPT_TASK)

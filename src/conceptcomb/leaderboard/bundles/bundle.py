@@ -563,10 +563,16 @@ def build_bundle(
     return bundle
 
 
-def bundle_name(run: Run) -> str:
-    """``<model>_<framework>.bundle.json``, the model as the bundle names it (no path)."""
+def bundle_name(run: Run, apart: bool = False) -> str:
+    """``<model>_<framework>.bundle.json``, the model as the bundle names it (no path);
+    ``apart`` (another run of the model in the framework is bundled too, `merge_runs` kept
+    them apart): ``<model>_<framework>_<hash>.bundle.json``, the hash of its results files'
+    names, the same on every machine."""
     label = without_local_paths(run.model.label)
     stem = re.sub(r"[^A-Za-z0-9._-]+", "-", f"{label}_{run.framework}").strip("-")
+    if apart:
+        names = "\n".join(sorted(path.name for path in run.sources))
+        stem += "_" + hashlib.sha256(names.encode()).hexdigest()[:8]
     return f"{stem}.bundle.json"
 
 
@@ -574,9 +580,11 @@ def write_bundles(
     runs: Iterable[Run], out: Path, calibration: dict[str, Any] | None = None
 ) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
+    runs = list(runs)
+    names = [bundle_name(run) for run in runs]
     written = []
-    for run in runs:
-        path = out / bundle_name(run)
+    for run, name in zip(runs, names, strict=True):
+        path = out / (bundle_name(run, apart=True) if names.count(name) > 1 else name)
         path.write_text(json.dumps(build_bundle(run, calibration), indent=2) + "\n")
         written.append(path)
     return written

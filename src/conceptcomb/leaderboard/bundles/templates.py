@@ -17,6 +17,7 @@ from typing import Any
 
 from conceptcomb.benchmarks import benchmarks, get
 from conceptcomb.common.contract import Benchmark
+from conceptcomb.scorers import judge_identity
 
 
 def _rendered(benchmark: Benchmark) -> Callable[[], dict[str, str]]:
@@ -51,4 +52,4 @@ def templates_sha256(benchmark: str) -> str:
 def judge_prompt_sha256(benchmark: str) -> str | None:
     """sha256 of the judge's own template(s) for the benchmark (None: no judge)."""
     templates = get(benchmark).judge_templates()
-    return None if templates is None else _digest(templates)
+    return None if templates is None else judge_identity.templates_sha256(templates)

@@ -114,12 +114,19 @@ class Comparison:
 
 
 # --- sides --------------------------------------------------------------------------------
-def sides(arguments: Sequence[Path], found: Sequence[Found]) -> list[Side]:
-    """One side per (argument, framework, model): their tasks' runs grouped."""
-    grouped: dict[tuple[int, str, str], Side] = {}
+def sides(
+    arguments: Sequence[Path], found: Sequence[Found], judges_apart: bool = False
+) -> list[Side]:
+    """One side per (argument, framework, model): their tasks' runs grouped (averaged per
+    item); ``judges_apart``: one per judge too, a row each in a ranking by judge, labelled
+    with the judge's key where a model has several."""
+    grouped: dict[tuple[int, str, str, int], Side] = {}
+    judges: dict[tuple[int, str, str], list[list[JudgeRecord]]] = {}
     for index, (argument, what) in enumerate(zip(arguments, found, strict=True)):
         for items in what.items:
-            key = (index, items.framework, items.model)
+            model = (index, items.framework, items.model)
+            number = _judge_number(judges.setdefault(model, []), items) if judges_apart else 0
+            key = (*model, number)
             if key not in grouped:
                 grouped[key] = Side("", f"{items.model} ({items.framework})", str(argument))
             grouped[key].tasks.setdefault(items.task, []).append(items)
@@ -128,8 +135,26 @@ def sides(arguments: Sequence[Path], found: Sequence[Found]) -> list[Side]:
     for number, side in enumerate(result):
         side.letter = _letter(number)
         if labels.count(side.label) > 1:
-            side.label = f"{side.label} [{side.argument}]"
+            side.label = f"{side.label} [{_judge_label(side) if judges_apart else side.argument}]"
     return result
+
+
+def _judge_number(known: list[list[JudgeRecord]], items: TaskItems) -> int:
+    """The index of the run's judge among a model's (0: no judge); a new judge added."""
+    if not items.judge:
+        return 0
+    for number, judge in enumerate(known, start=1):
+        if same_judges(judge, items.judge):
+            return number
+    known.append(items.judge)
+    return len(known)
+
+
+def _judge_label(side: Side) -> str:
+    records = next((r.judge for runs in side.tasks.values() for r in runs if r.judge), [])
+    if not records:
+        return "no judge recorded"
+    return "judge key " + " + ".join(judge_identity.key(r)[:8] for r in records)
 
 
 def _letter(number: int) -> str:

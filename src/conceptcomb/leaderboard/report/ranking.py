@@ -112,14 +112,15 @@ def _ranks(ranking: TaskRanking) -> None:
 
 def rank(paths: list[Path], data_dir: str | None = None) -> list[TaskRanking]:
     """Every task of ours that two runs hold, ranked by its headline metric (runs of one
-    model in one framework are one row, averaged per item, as the report merges them);
+    model in one framework by one judge are one row, averaged per item; another judge's,
+    another row, labelled with its key);
     once per judge where a judge decides the metric (`by_judge`)."""
     merged = Found()
     for path in paths:
         found = read_argument(Path(path), data_dir)
         merged.items += [items for items in found.items if items.task in known_tasks()]
         merged.notes += found.notes
-    everyone = sides([Path("report")], [merged])
+    everyone = sides([Path("report")], [merged], judges_apart=True)
     rankings = []
     for task in dict.fromkeys(items.task for items in merged.items):
         holding = [side for side in everyone if task in side.tasks]
