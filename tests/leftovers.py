@@ -41,6 +41,8 @@ ALLOWED_PROCESSES = {
     # multiprocessing starts one per process on first use of its semaphores or shared
     # memory (torch, datasets); it exits with the process that started it.
     "multiprocessing.resource_tracker": "lives as long as the test process",
+    # pytest-xdist's workers (execnet's bootstrap): the controller stops them at its end.
+    "exec(eval(sys.stdin.readline()))": "a worker of this session, exiting",
 }
 # Threads that libraries start once per process and keep, each with why.
 ALLOWED_THREADS: dict[str, str] = {}
