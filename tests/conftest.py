@@ -90,6 +90,15 @@ def isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
             os.environ[key] = value
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_meteor_left() -> Iterator[None]:
+    """CGGC's METEOR keeps one JVM per process for reuse: the session stops it at its end
+    (else the leftovers check, tests/leftovers.py, names it)."""
+    yield
+    if "conceptcomb.cggc.metrics" in sys.modules:
+        sys.modules["conceptcomb.cggc.metrics"].stop_meteor()
+
+
 @pytest.fixture(autouse=True)
 def judges_not_yet_checked(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts with no judge preflight remembered: a process checks a judge (its

@@ -44,10 +44,17 @@ ALLOWED_PROCESSES = {
     # pytest-xdist's workers (execnet's bootstrap): the controller stops them at its end.
     "exec(eval(sys.stdin.readline()))": "a worker of this session, exiting",
 }
-# Threads that libraries start once per process and keep, each with why.
-ALLOWED_THREADS: dict[str, str] = {}
-# Entries a library writes once into the temporary folder and reuses, each with why.
-ALLOWED_TEMP: dict[str, str] = {}
+# Threads that libraries start once per process and keep (name prefixes), each with why.
+ALLOWED_THREADS = {
+    # tqdm's monitor of slow progress bars (daemon): started by the first bar of a process,
+    # kept for the next ones (lm-eval, datasets and transformers show bars).
+    "tqdm_monitor": "one per process and tqdm class, by design",
+}
+# Entries a library writes into the temporary folder as a cache (name prefixes), each with why.
+ALLOWED_TEMP = {
+    # torch's compiler cache (/tmp/torchinductor_<user>), made when torch loads its compiler.
+    "torchinductor_": "a cache, removed with the session's temporary folder",
+}
 GRACE_SECONDS = 3.0  # for processes and threads already on their way out
 
 
@@ -169,7 +176,7 @@ class Leftovers:
         lines = [
             f"temporary file {path}{'/' if path.is_dir() else ''}"
             for path in sorted(self.tmp.iterdir())
-            if path.name not in ALLOWED_TEMP
+            if not any(path.name.startswith(name) for name in ALLOWED_TEMP)
         ]
         shutil.rmtree(self.tmp, ignore_errors=True)
         return lines
