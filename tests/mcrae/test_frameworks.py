@@ -28,10 +28,6 @@ pytestmark = pytest.mark.shared_data
 TASK = "mcrae_esslli44"
 
 
-def include_args() -> list[str]:
-    return [] if lm_eval_has_our_tasks() else ["--include_path", str(tasks_path())]
-
-
 def test_lm_eval_builds_the_task_with_its_prompt_and_metrics() -> None:
     from lm_eval.tasks import TaskManager
 
