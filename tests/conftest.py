@@ -44,6 +44,14 @@ def require_shared_data() -> None:
         )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The session fails on what its tests leave behind (tests/leftovers.py)."""
+    from tests.leftovers import Leftovers
+
+    if not config.pluginmanager.has_plugin("conceptcomb-leftovers"):
+        config.pluginmanager.register(Leftovers(config), "conceptcomb-leftovers")
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     """Tests marked ``shared_data``: checked here, before any fixture is set up."""
     if item.get_closest_marker("shared_data"):
@@ -80,6 +88,15 @@ def isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_meteor_left() -> Iterator[None]:
+    """CGGC's METEOR keeps one JVM per process for reuse: the session stops it at its end
+    (else the leftovers check, tests/leftovers.py, names it)."""
+    yield
+    if "conceptcomb.cggc.metrics" in sys.modules:
+        sys.modules["conceptcomb.cggc.metrics"].stop_meteor()
 
 
 @pytest.fixture(autouse=True)
@@ -274,8 +291,9 @@ def vllm_python() -> Path:
 def vllm_turn() -> Iterator[None]:
     """One vLLM at a time, across the suite's workers (a start takes the cores for minutes
     and a few GB): the module that asks for it holds the turn until its last test."""
-    import tempfile
+    from tests.leftovers import system_tempdir
 
-    with open(Path(tempfile.gettempdir()) / "conceptcomb-vllm.lock", "w", encoding="utf-8") as lock:
+    # In the machine's temporary folder: one lock for every session and worker.
+    with open(system_tempdir() / "conceptcomb-vllm.lock", "w", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conceptcomb.cli import include_path_args
+from conceptcomb.testing.commands import inspect_eval_command, lm_eval_command
 
 # Variables this test session sets for isolation, which a user's shell does not have.
 SESSION_PREFIXES = ("CONCEPTCOMB_", "HF_", "TRANSFORMERS_", "TIKTOKEN_", "INSPECT_", "XDG_")
@@ -80,21 +80,14 @@ def test_inspect_cggc_with_the_printed_smollm2_options(user) -> None:
 def test_lm_eval_cggc_with_no_data_option(user, smollm2_folder: Path) -> None:
     out = user[1] / "out"
     done = run(
-        [
-            "lm_eval",
-            "--model",
-            "hf",
-            "--model_args",
-            f"pretrained={smollm2_folder}",
-            "--tasks",
+        lm_eval_command(
             "cggc_ood_easy2hard",
-            "--limit",
-            "3",
-            "--log_samples",
-            "--output_path",
-            str(out),
-            *include_path_args(),
-        ],
+            model="hf",
+            model_args=f"pretrained={smollm2_folder}",
+            limit=3,
+            log_samples=True,
+            output_path=out,
+        ),
         user,
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -134,17 +127,12 @@ def test_readme_offline_smoke_test(user) -> None:
 
 def test_inspect_data_error_is_one_line(user) -> None:
     done = run(
-        [
-            "inspect",
-            "eval",
+        inspect_eval_command(
             "conceptcomb/cggc",
-            "-T",
-            "data_dir=/nonexistent",
-            "--model",
-            "mockllm/model",
-            "--limit",
-            "1",
-        ],
+            model="mockllm/model",
+            task_args={"data_dir": "/nonexistent"},
+            limit=1,
+        ),
         user,
         timeout=300,
     )
@@ -156,18 +144,7 @@ def test_inspect_data_error_is_one_line(user) -> None:
 
 def test_lm_eval_data_error_is_one_line(user) -> None:
     done = run(
-        [
-            "lm_eval",
-            "--model",
-            "dummy",
-            "--tasks",
-            "cggc_ood",
-            "--limit",
-            "1",
-            "--metadata",
-            '{"data_dir": "/nonexistent"}',
-            *include_path_args(),
-        ],
+        lm_eval_command("cggc_ood", model="dummy", limit=1, metadata={"data_dir": "/nonexistent"}),
         user,
         timeout=300,
     )

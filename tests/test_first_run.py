@@ -10,7 +10,6 @@ tasks after it has made the model: the checks run in the task's ``custom_dataset
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import signal
@@ -22,9 +21,10 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 
-from conceptcomb.cli import include_path_args
 from conceptcomb.common.errors import ConfigError, JudgeError
 from conceptcomb.frameworks.lm_eval_metadata import near_miss, our_options
+from conceptcomb.testing import commands
+from conceptcomb.testing.commands import inspect_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
 
 UNREACHABLE = "http://127.0.0.1:9/v1"  # the discard port: nothing listens there
@@ -43,13 +43,12 @@ def run(command: list[str], cwd: Path, timeout: int = 300, **env: str):
 
 
 def inspect_command(task: str, *options: str) -> list[str]:
-    return ["inspect", "eval", f"conceptcomb/{task}", "--model", "mockllm/model", "--limit", "1",
-            *options]  # fmt: skip
+    """`inspect eval conceptcomb/TASK` on mockllm, then ``options`` as the test writes them."""
+    return [*inspect_eval_command(f"conceptcomb/{task}", model="mockllm/model", limit=1), *options]
 
 
 def lm_eval_command(task: str, metadata: dict) -> list[str]:
-    return ["lm_eval", "--model", "dummy", "--tasks", task, "--limit", "1",
-            "--metadata", json.dumps(metadata), *include_path_args()]  # fmt: skip
+    return commands.lm_eval_command(task, model="dummy", limit=1, metadata=metadata)
 
 
 def our_line(done: subprocess.CompletedProcess, status: int = 1) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import conceptcomb
+from conceptcomb.testing.commands import inspect_eval_command, lm_eval_command
 from conceptcomb.testing.model_server import ModelServer
 from scripts.toy_example import GENERATED, package_with_toy, run
 
@@ -75,15 +76,18 @@ def test_lm_eval_and_inspect_run_it_and_the_report_shows_it(
     with ModelServer({}, default="apple") as server:
         monkeypatch.setenv("LOOPBACK_API_KEY", "x")  # Inspect's openai-api/loopback provider
         monkeypatch.setenv("LOOPBACK_BASE_URL", server.base_url)
-        lm_eval = run(copy, "lm_eval", "--model", "local-chat-completions", "--model_args",
-                      f"model=toy-echo,base_url={server.base_url}/chat/completions,max_retries=1",
-                      "--apply_chat_template", "--tasks", "toy_echo", "--include_path",
-                      str(task_yaml), "--output_path", "lm_eval_out", path=site)  # fmt: skip
+        lm_eval_line = lm_eval_command(
+            "toy_echo", model="local-chat-completions",
+            model_args=f"model=toy-echo,base_url={server.base_url}/chat/completions,max_retries=1",
+            include_path=task_yaml, apply_chat_template=True, output_path="lm_eval_out",
+        )  # fmt: skip
+        lm_eval = run(copy, *lm_eval_line, path=site)
         assert lm_eval.returncode == 0, lm_eval.stderr[-3000:]
         assert "toy_echo" in lm_eval.stdout and "exact_match" in lm_eval.stdout
-        inspect = run(copy, "inspect", "eval", "conceptcomb/toy_echo", "--model",
-                      "openai-api/loopback/toy-echo", "--log-dir", "inspect_logs",
-                      path=site)  # fmt: skip
+        inspect_line = inspect_eval_command(
+            "conceptcomb/toy_echo", model="openai-api/loopback/toy-echo", log_dir="inspect_logs"
+        )
+        inspect = run(copy, *inspect_line, path=site)
         assert inspect.returncode == 0, inspect.stderr[-3000:]
         assert server.asked > 0
     report = run(copy, sys.executable, "-m", "conceptcomb.cli", "report", "lm_eval_out",
@@ -174,6 +178,8 @@ def test_a_task_variant_is_one_spec_line_and_both_frameworks_find_it(tmp_path: P
     tasks = json.loads(registry.stdout.strip().splitlines()[-1])
     assert tasks["conceptcomb/toy_echo_x3"] == "Toy: repeat a word 3 times."
     assert "conceptcomb/toy_echo" in tasks and "conceptcomb/ccpt_pi_emergent" in tasks
-    ran = run(root, "inspect", "eval", "conceptcomb/toy_echo_x3", "--model", "mockllm/model",
-              "--log-dir", "variant_logs", path=site)  # fmt: skip
+    line = inspect_eval_command(
+        "conceptcomb/toy_echo_x3", model="mockllm/model", log_dir="variant_logs"
+    )
+    ran = run(root, *line, path=site)
     assert ran.returncode == 0, ran.stderr[-3000:]

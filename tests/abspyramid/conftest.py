@@ -45,16 +45,12 @@ LM_EVAL_LIMIT = 3
 
 
 def lm_eval_command(model: Path, tasks: str, limit: int, data_dir: Path, out: Path) -> list[str]:
-    from conceptcomb.cli import lm_eval_has_our_tasks, tasks_path
+    from conceptcomb.testing import commands
 
-    include = [] if lm_eval_has_our_tasks() else ["--include_path", str(tasks_path())]
-    return [
-        "lm_eval", "--model", "hf",
-        "--model_args", f"pretrained={model}",
-        "--tasks", tasks, "--limit", str(limit),
-        "--metadata", json.dumps({"data_dir": str(data_dir)}),
-        "--log_samples", "--output_path", str(out), *include,
-    ]  # fmt: skip
+    return commands.lm_eval_command(
+        tasks, model="hf", model_args=f"pretrained={model}", limit=limit,
+        metadata={"data_dir": str(data_dir)}, log_samples=True, output_path=out,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="session")

@@ -24,6 +24,7 @@ from conceptcomb.abspyramid.docs import build_docs, doc_turns
 from conceptcomb.abspyramid.inspect_adapter import corpus_bleu, detection_corpus
 from conceptcomb.abspyramid.tasks import spec_by_name
 from conceptcomb.frameworks.inspect_tasks import ItemMetrics
+from conceptcomb.testing.commands import inspect_eval_command
 from conceptcomb.testing.model_server import ModelServer
 
 pytestmark = pytest.mark.usefixtures("tiktoken_offline")
@@ -136,10 +137,10 @@ LIMIT = 6
 def inspect_epochs(task: str, server: ModelServer, data_dir: Path, logs: Path) -> dict:
     """``inspect eval conceptcomb/<task> --epochs 2`` on the loopback model: its metrics."""
     env = {**os.environ, "LOOPBACK_API_KEY": "x"}
-    command = ["inspect", "eval", f"conceptcomb/{task}", "--model", "openai-api/loopback/m",
-               "--model-base-url", server.base_url, "-T", f"data_dir={data_dir}",
-               "--limit", str(LIMIT), "--epochs", "2", "--log-dir", str(logs),
-               "--display", "plain"]  # fmt: skip
+    command = inspect_eval_command(
+        f"conceptcomb/{task}", model="openai-api/loopback/m", task_args={"data_dir": data_dir},
+        limit=LIMIT, model_base_url=server.base_url, epochs=2, log_dir=logs, display="plain",
+    )  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     (path,) = logs.glob("*.eval")

@@ -25,6 +25,7 @@ from conceptcomb.abspyramid.docs import build_docs
 from conceptcomb.abspyramid.inspect_tasks import TASKS
 from conceptcomb.abspyramid.tasks import spec_by_name
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.testing.commands import inspect_eval_command
 
 pytestmark = pytest.mark.shared_data
 
@@ -63,9 +64,10 @@ def values(log: EvalLog) -> dict[str, float]:
 
 
 def test_cli_mockllm_run_offline(abspyramid_dir: Path, tmp_path: Path) -> None:
-    command = ["inspect", "eval", "conceptcomb/abspyramid_det_noun_zs", "--model", "mockllm/model",
-               "-T", f"data_dir={abspyramid_dir}", "--limit", "3", "--log-dir", str(tmp_path),
-               "--display", "plain"]  # fmt: skip
+    command = inspect_eval_command(
+        "conceptcomb/abspyramid_det_noun_zs", model="mockllm/model",
+        task_args={"data_dir": abspyramid_dir}, limit=3, log_dir=tmp_path, display="plain",
+    )  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     for name in ("accuracy", "macro_f1", "unparsable"):
@@ -169,10 +171,11 @@ def test_cot_with_ten_demonstrations_runs_and_reads_the_last_answer(
 def test_cli_cot_with_ten_demonstrations_takes_the_seed(
     abspyramid_dir: Path, tmp_path: Path
 ) -> None:
-    command = ["inspect", "eval", "conceptcomb/abspyramid_det_noun_icl_cot",
-               "--model", "mockllm/model", "-T", f"data_dir={abspyramid_dir}", "-T", "seed=3",
-               "--limit", "2", "--log-dir", str(tmp_path), "--display", "plain",
-               "--log-format", "json"]  # fmt: skip
+    command = inspect_eval_command(
+        "conceptcomb/abspyramid_det_noun_icl_cot", model="mockllm/model",
+        task_args={"data_dir": abspyramid_dir, "seed": 3}, limit=2, log_dir=tmp_path,
+        display="plain", log_format="json",
+    )  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     log = json.loads(next(tmp_path.glob("*.json")).read_text())
@@ -219,11 +222,11 @@ def test_same_outputs_same_numbers_in_both_frameworks(
 def test_inspect_hf_model_gives_p_yes_from_logprobs(
     smollm2_inspect_model: list[str], abspyramid_dir: Path, tmp_path: Path
 ) -> None:
-    command = [
-        "inspect", "eval", "conceptcomb/abspyramid_det_event", *smollm2_inspect_model,
-        "-T", f"data_dir={abspyramid_dir}", "--limit", "3",
-        "--log-dir", str(tmp_path / "logs"), "--display", "plain", "--log-format", "json",
-    ]  # fmt: skip
+    command = inspect_eval_command(
+        "conceptcomb/abspyramid_det_event", model=smollm2_inspect_model,
+        task_args={"data_dir": abspyramid_dir}, limit=3, log_dir=tmp_path / "logs",
+        display="plain", log_format="json",
+    )  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     log = json.loads(next((tmp_path / "logs").glob("*.json")).read_text())

@@ -17,8 +17,8 @@ import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 
 from conceptcomb.cli import main
+from conceptcomb.testing.commands import lm_eval_command
 from conceptcomb.testing.model_server import ModelServer
-from tests.ccpt.conftest import include_args
 from tests.leaderboard.run_support import run_ok
 
 pytestmark = pytest.mark.slow
@@ -39,14 +39,13 @@ def _accuracy(out: Path, task: str) -> dict[str, float]:
 def test_cot_against_the_zero_shot_answer(abspyramid_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "lm-eval"
     with ModelServer({}, reply_for=_answer) as server:
-        run_ok([
-            str(Path(sys.executable).parent / "lm_eval"), "--model", "local-chat-completions",
-            "--model_args", f"model=loopback,base_url={server.base_url}/chat/completions,"
+        run_ok(lm_eval_command(
+            TASKS, model="local-chat-completions",
+            model_args=f"model=loopback,base_url={server.base_url}/chat/completions,"
             "num_concurrent=4,max_retries=1",
-            "--tasks", ",".join(TASKS), "--apply_chat_template", "--log_samples",
-            "--metadata", json.dumps({"data_dir": str(abspyramid_dir)}),
-            "--output_path", str(out), *include_args(),
-        ])  # fmt: skip
+            program=Path(sys.executable).parent / "lm_eval", apply_chat_template=True,
+            log_samples=True, metadata={"data_dir": str(abspyramid_dir)}, output_path=out,
+        ))  # fmt: skip
     report = tmp_path / "report"
     assert main(["report", str(out), "--out", str(report), "--no-plots"]) == 0
     with (report / "abspyramid_detection_differences.csv").open() as handle:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conceptcomb.cli import lm_eval_has_our_tasks, tasks_path
+from conceptcomb.testing.commands import lm_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
 from tests.conftest import read_jsonl
 
@@ -21,19 +22,11 @@ def include_args() -> list[str]:
 
 def run_lm_eval(smollm2_folder: Path, out: Path, task: str, metadata: dict, limit: int = 3):
     """lm_eval CLI on SmolLM2: (printed table, results of the task, logged samples, path)."""
-    command = [
-        "lm_eval",
-        "--model", "hf",
-        "--model_args", f"pretrained={smollm2_folder}",
-        "--tasks", task,
-        "--limit", str(limit),
-        "--apply_chat_template",
-        "--gen_kwargs", "max_gen_toks=48",
-        "--log_samples",
-        "--output_path", str(out),
-        "--metadata", json.dumps(metadata),
-        *include_args(),
-    ]  # fmt: skip
+    command = lm_eval_command(
+        task, model="hf", model_args=f"pretrained={smollm2_folder}", limit=limit,
+        apply_chat_template=True, gen_kwargs="max_gen_toks=48", log_samples=True,
+        output_path=out, metadata=metadata,
+    )  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(next(out.rglob("results_*.json")).read_text())

@@ -18,6 +18,7 @@ from conceptcomb.ccpt.inspect_tasks import TASKS
 from conceptcomb.ccpt.tasks import CcptTaskSpec
 from conceptcomb.common.offline import O200K_SHA256, tiktoken_cache_path
 from conceptcomb.common.results import sem
+from conceptcomb.testing.commands import inspect_eval_command
 from tests.ccpt.test_scoring import GOLD_NPC_MODIFIER, TABLE_3_GOLD, gold_reply, replay_server
 
 pytestmark = pytest.mark.shared_data
@@ -58,8 +59,9 @@ def means(log: EvalLog) -> dict[str, float]:
 
 def test_cli_mockllm_type_prediction_offline(tmp_path: Path) -> None:
     """The acceptance command, run as a user would (tiktoken's file is rebuilt offline)."""
-    command = ["inspect", "eval", "conceptcomb/ccpt_tp", "--model", "mockllm/model",
-               "--limit", "4", "--log-dir", str(tmp_path), "--display", "plain"]  # fmt: skip
+    command = inspect_eval_command(
+        "conceptcomb/ccpt_tp", model="mockllm/model", limit=4, log_dir=tmp_path, display="plain"
+    )
     done = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert "accuracy" in done.stdout
@@ -136,11 +138,10 @@ def test_same_replies_same_numbers_in_both_frameworks(pi_emergent_run, tmp_path:
 
 @pytest.mark.slow
 def test_inspect_runs_the_local_model(smollm2_inspect_model: list[str], tmp_path: Path) -> None:
-    command = [
-        "inspect", "eval", "conceptcomb/ccpt_tp", *smollm2_inspect_model,
-        "--limit", "2", "--max-tokens", "32", "--log-dir", str(tmp_path / "logs"),
-        "--display", "plain", "--log-format", "json",
-    ]  # fmt: skip
+    command = inspect_eval_command(
+        "conceptcomb/ccpt_tp", model=smollm2_inspect_model, limit=2, max_tokens=32,
+        log_dir=tmp_path / "logs", display="plain", log_format="json",
+    )  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     log = json.loads(next((tmp_path / "logs").glob("*.json")).read_text())

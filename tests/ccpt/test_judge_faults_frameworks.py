@@ -3,7 +3,6 @@ run before generation, and a task whose judge questions all failed says so loudl
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
@@ -15,8 +14,8 @@ from conceptcomb.ccpt.inspect_tasks import TASKS
 from conceptcomb.ccpt.lm_eval_hooks import JudgeFilter
 from conceptcomb.ccpt.tasks import CcptTaskSpec
 from conceptcomb.common.errors import JudgeError
+from conceptcomb.testing.commands import lm_eval_command
 from conceptcomb.testing.judge_server import Faults, LoopbackServer
-from tests.ccpt.conftest import include_args
 from tests.ccpt.test_inspect import means, mock_model, run_task
 from tests.ccpt.test_lm_eval import task_manager
 from tests.ccpt.test_scoring import gold_reply
@@ -56,13 +55,11 @@ def test_lm_eval_filter_warns_when_every_question_failed(fresh_cache: Path, caps
 
 
 def run_lm_eval(smollm2_folder: Path, out: Path, metadata: dict, limit: int):
-    command = [
-        "lm_eval", "--model", "hf",
-        "--model_args", f"pretrained={smollm2_folder}",
-        "--tasks", SPEC.name, "--limit", str(limit), "--apply_chat_template",
-        "--gen_kwargs", "max_gen_toks=48", "--output_path", str(out),
-        "--metadata", json.dumps(metadata), *include_args(),
-    ]  # fmt: skip
+    command = lm_eval_command(
+        SPEC.name, model="hf", model_args=f"pretrained={smollm2_folder}", limit=limit,
+        apply_chat_template=True, gen_kwargs="max_gen_toks=48", output_path=out,
+        metadata=metadata,
+    )  # fmt: skip
     return subprocess.run(command, capture_output=True, text=True, timeout=900)
 
 

@@ -12,8 +12,8 @@ from inspect_ai.log import read_eval_log
 from conceptcomb.ccpt.methods.oracle_rescore import rescore_oracle
 from conceptcomb.ccpt.methods.spreading_prompts import filter_prompt
 from conceptcomb.scorers.judge_settings import JudgeSettings
+from conceptcomb.testing.commands import inspect_eval_command, lm_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
-from tests.ccpt.conftest import include_args
 from tests.ccpt.test_spreading import model_prompts
 from tests.conftest import read_jsonl
 
@@ -29,13 +29,11 @@ def test_lm_eval_runs_the_no_filter_variant_and_the_oracle(
     out = tmp_path / "out"
     with LoopbackServer() as server:
         metadata = {"judge_base_url": server.base_url, "judge_cache": str(tmp_path / "j.sqlite")}
-        command = [
-            "lm_eval", "--model", "hf",
-            "--model_args", f"pretrained={smollm2_folder}",
-            "--tasks", f"{NOFILTER},{ORACLE}", "--limit", "1", "--apply_chat_template",
-            "--gen_kwargs", "max_gen_toks=24", "--log_samples", "--output_path", str(out),
-            "--metadata", json.dumps(metadata), *include_args(),
-        ]  # fmt: skip
+        command = lm_eval_command(
+            [NOFILTER, ORACLE], model="hf", model_args=f"pretrained={smollm2_folder}", limit=1,
+            apply_chat_template=True, gen_kwargs="max_gen_toks=24", log_samples=True,
+            output_path=out, metadata=metadata,
+        )  # fmt: skip
         done = subprocess.run(command, capture_output=True, text=True, timeout=900)
         assert done.returncode == 0, done.stderr[-3000:]
         results = json.loads(next(out.rglob("results_*.json")).read_text())["results"]
@@ -62,12 +60,11 @@ def test_inspect_spreading_activation_with_the_model(
     smollm2_inspect_model: list[str], tmp_path: Path
 ) -> None:
     """The acceptance command, shortened: the filter is SmolLM2, each C_t is logged."""
-    command = [
-        "inspect", "eval", "conceptcomb/ccpt_pi_emergent_sa_conceptnet", *smollm2_inspect_model,
-        "-T", "judge=off", "-T", "sa_iterations=2",
-        "--limit", "1", "--max-tokens", "24", "--log-dir", str(tmp_path / "logs"),
-        "--display", "plain", "--log-format", "json",
-    ]  # fmt: skip
+    command = inspect_eval_command(
+        "conceptcomb/ccpt_pi_emergent_sa_conceptnet", model=smollm2_inspect_model,
+        task_args={"judge": "off", "sa_iterations": 2}, limit=1, max_tokens=24,
+        log_dir=tmp_path / "logs", display="plain", log_format="json",
+    )  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     log_path = next((tmp_path / "logs").glob("*.json"))

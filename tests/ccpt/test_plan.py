@@ -15,9 +15,9 @@ from conceptcomb.ccpt.tasks import CcptTaskSpec, default_specs
 from conceptcomb.cli import main
 from conceptcomb.scorers.judge_plan import CHAT_TOKENS_PER_REQUEST, PRICES
 from conceptcomb.scorers.relevance import RelevanceQuestion
+from conceptcomb.testing.commands import lm_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
 from conceptcomb.testing.model_server import ModelServer
-from tests.ccpt.conftest import include_args
 from tests.conftest import read_jsonl
 
 N_ITEMS = 40
@@ -200,16 +200,17 @@ def test_plan_matches_a_judged_lm_eval_run(tmp_path: Path) -> None:
     with ModelServer(replies) as model, LoopbackServer() as judge:
         metadata = {"judge_base_url": judge.base_url, "judge_cache": str(tmp_path / "c.sqlite")}
 
-        def lm_eval(out: Path, *extra: str) -> None:
-            command = ["lm_eval", "--model", "local-chat-completions", "--model_args",
-                       f"model=m,base_url={model.base_url}/chat/completions", "--tasks", "ccpt",
-                       "--limit", str(limit), "--apply_chat_template", "--output_path", str(out),
-                       "--metadata", json.dumps(metadata), *extra, *include_args()]  # fmt: skip
+        def lm_eval(out: Path, **options: bool) -> None:
+            command = lm_eval_command(
+                "ccpt", model="local-chat-completions",
+                model_args=f"model=m,base_url={model.base_url}/chat/completions", limit=limit,
+                apply_chat_template=True, output_path=out, metadata=metadata, **options,
+            )  # fmt: skip
             done = subprocess.run(command, capture_output=True, text=True, timeout=600)
             assert done.returncode == 0, done.stderr[-3000:]
             assert model.unknown == 0
 
-        lm_eval(tmp_path / "generated", "--predict_only", "--log_samples")
+        lm_eval(tmp_path / "generated", predict_only=True, log_samples=True)
         assert judge.stats.requests == 0  # --predict_only: the judge is off
         plan, questions = plan_cli(tmp_path, "ccpt", "--predictions", str(tmp_path / "generated"),
                                    "--judge-base-url", judge.base_url, "--judge-model", "gpt-4o",

@@ -30,6 +30,7 @@ from conceptcomb.cggc.metrics import METRICS, Scored
 from conceptcomb.cggc.scoring import corpus_score, score_doc
 from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
 from conceptcomb.frameworks.inspect_tasks import score_metadata
+from conceptcomb.testing.commands import inspect_eval_command
 from conceptcomb.testing.model_server import ModelServer
 
 pytestmark = pytest.mark.usefixtures("tiktoken_offline")
@@ -119,11 +120,12 @@ def test_inspect_eval_two_disagreeing_epochs(built_dir: Path, tmp_path: Path) ->
         for sample, a, b in zip(samples, one, two, strict=True)
     }
     env = {**os.environ, "LOOPBACK_API_KEY": "x"}
-    command = ["inspect", "eval", "conceptcomb/cggc_ood", "--model", "openai-api/loopback/m",
-               "--model-base-url", "", "-T", f"data_dir={built_dir}", "--limit", str(LIMIT),
-               "--epochs", "2", "--log-dir", str(tmp_path), "--display", "plain"]  # fmt: skip
     with ModelServer(replies) as server:
-        command[command.index("--model-base-url") + 1] = server.base_url
+        command = inspect_eval_command(
+            "conceptcomb/cggc_ood", model="openai-api/loopback/m",
+            task_args={"data_dir": built_dir}, limit=LIMIT, model_base_url=server.base_url,
+            epochs=2, log_dir=tmp_path, display="plain",
+        )  # fmt: skip
         done = subprocess.run(command, capture_output=True, text=True, timeout=600, env=env)
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
         assert server.unknown == 0 and server.asked == 2 * LIMIT

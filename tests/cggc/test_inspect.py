@@ -17,6 +17,7 @@ from conceptcomb.cggc.docs import item_doc, task_pairs
 from conceptcomb.cggc.inspect_tasks import TASKS
 from conceptcomb.cggc.metrics import METRIC_NAMES
 from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
+from conceptcomb.testing.commands import inspect_eval_command
 
 
 def mock_model(replies: list[str]):
@@ -26,10 +27,11 @@ def mock_model(replies: list[str]):
 
 def test_cli_setting_and_order_options(built_dir: Path, tmp_path: Path) -> None:
     """`inspect eval conceptcomb/cggc -T setting=ood -T order=easy_to_hard` (acceptance)."""
-    command = ["inspect", "eval", "conceptcomb/cggc",
-               "-T", "setting=ood", "-T", "order=easy_to_hard", "-T", f"data_dir={built_dir}",
-               "--model", "mockllm/model", "--limit", "2",
-               "--log-dir", str(tmp_path), "--display", "plain"]  # fmt: skip
+    command = inspect_eval_command(
+        "conceptcomb/cggc", model="mockllm/model",
+        task_args={"setting": "ood", "order": "easy_to_hard", "data_dir": built_dir}, limit=2,
+        log_dir=tmp_path, display="plain",
+    )  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     for name in ("rouge2", "bleu4", "meteor", "cider", "spice", "coverage"):

@@ -7,16 +7,18 @@ import csv
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from conceptcomb.cggc.analysis.per_item import item_gaps, welch_p
 from conceptcomb.cggc.docs import task_pairs
 from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
-from conceptcomb.cli import include_path_args, main
+from conceptcomb.cli import main
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.leaderboard.report.build import write_report
 from conceptcomb.leaderboard.report.runs import read_runs
+from conceptcomb.testing.commands import inspect_eval_command, lm_eval_command
 
 TABLE6_TASKS = [f"cggc_{s}_test_type{k}" for k in "ABC" for s in ("id", "ood")]
 
@@ -36,9 +38,8 @@ def report_notes(out: Path) -> str:
     return (out / "cggc.md").read_text(encoding="utf-8")
 
 
-def lm_eval(out: Path, tasks: str, model: list[str], *extra: str) -> None:
-    command = ["lm_eval", *model, "--tasks", tasks, "--log_samples", "--output_path", str(out),
-               *include_path_args(), *extra]  # fmt: skip
+def lm_eval(out: Path, tasks: str, **options: Any) -> None:
+    command = lm_eval_command(tasks, log_samples=True, output_path=out, **options)
     done = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
 
@@ -64,8 +65,8 @@ def test_welch_p() -> None:
 
 @pytest.mark.slow
 def test_table6_and_fig4_on_smollm2_in_lm_eval(smollm2_folder: Path, tmp_path: Path) -> None:
-    model = ["--model", "hf", "--model_args", f"pretrained={smollm2_folder}"]
-    lm_eval(tmp_path / "out", "cggc_table6,cggc_fig4", model, "--limit", "3")
+    lm_eval(tmp_path / "out", "cggc_table6,cggc_fig4", model="hf",
+            model_args=f"pretrained={smollm2_folder}", limit=3)  # fmt: skip
     rows = report_rows(tmp_path / "out", tmp_path / "report")
     assert "cggc_table4" not in rows and "cggc_table7" not in rows
     settings = [r["setting"] for r in rows["cggc_table6"]]
@@ -83,11 +84,12 @@ def test_table6_and_fig4_on_smollm2_in_lm_eval(smollm2_folder: Path, tmp_path: P
 @pytest.mark.slow
 def test_options_move_a_run_out_of_table_4(tmp_path: Path) -> None:
     """cggc_id / cggc_ood run with test_type (lm-eval --metadata, Inspect -T) are Table 6 rows."""
-    lm_eval(tmp_path / "lm", "cggc_id,cggc_ood", ["--model", "dummy"], "--limit", "2",
-            "--metadata", json.dumps({"test_type": "B"}))  # fmt: skip
-    command = ["inspect", "eval", "conceptcomb/cggc", "-T", "setting=ood",
-               "-T", "packaging=2&2", "--model", "mockllm/model", "--limit", "2",
-               "--log-dir", str(tmp_path / "in")]  # fmt: skip
+    lm_eval(tmp_path / "lm", "cggc_id,cggc_ood", model="dummy", limit=2,
+            metadata={"test_type": "B"})  # fmt: skip
+    command = inspect_eval_command(
+        "conceptcomb/cggc", model="mockllm/model",
+        task_args={"setting": "ood", "packaging": "2&2"}, limit=2, log_dir=tmp_path / "in",
+    )  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = report_rows(tmp_path, tmp_path / "report")
@@ -108,8 +110,9 @@ def test_table6_and_fig4_on_smollm2_in_inspect(
     tasks = ["conceptcomb/cggc_id_test_typeA", "conceptcomb/cggc_ood_test_typeA",
              "conceptcomb/cggc_id_test_typeC", "conceptcomb/cggc_ood_test_typeC",
              "conceptcomb/cggc_ood_d13"]  # fmt: skip
-    command = ["inspect", "eval", *tasks, *smollm2_inspect_model, "--limit", "2",
-               "--log-dir", str(tmp_path / "logs")]  # fmt: skip
+    command = inspect_eval_command(
+        tasks, model=smollm2_inspect_model, limit=2, log_dir=tmp_path / "logs"
+    )
     done = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     rows = report_rows(tmp_path / "logs", tmp_path / "report")

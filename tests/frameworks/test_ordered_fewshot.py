@@ -23,9 +23,11 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 from lm_eval.tasks import TaskManager
 
 from conceptcomb.common.errors import ConfigError
+from conceptcomb.testing.commands import inspect_eval_command, lm_eval_command
 from tests.conftest import REPO, read_jsonl
 
 EXAMPLE = REPO / "examples" / "easy_to_hard"
+ARITH_INSPECT = "examples/easy_to_hard/arith_inspect.py@arith_easy2hard"  # run from the copy
 PAGE = REPO / "docs" / "ordered-demonstrations.md"  # the top README links to it
 LEVELS = ["easy", "medium", "hard"]
 ITEMS = {
@@ -133,16 +135,16 @@ def test_inspect_shows_each_item_what_lm_eval_shows(readme_run: Path) -> None:
     )
 
 
-def dummy_lm_eval(workdir: Path, out: str, tasks: str, *extra: str) -> Path:
-    run(["lm_eval", "--model", "dummy", "--include_path", str(workdir / "examples/easy_to_hard"),
-         "--tasks", tasks, "--num_fewshot", "3", "--log_samples", "--output_path",
-         str(workdir / out), *extra], workdir)  # fmt: skip
+def dummy_lm_eval(workdir: Path, out: str, tasks: str, **options: str) -> Path:
+    run(lm_eval_command(tasks, model="dummy", include_path=workdir / "examples/easy_to_hard",
+                        num_fewshot=3, log_samples=True, output_path=workdir / out,
+                        **options), workdir)  # fmt: skip
     return workdir / out
 
 
-def mock_inspect(workdir: Path, out: str, *options: str) -> Path:
-    run(["inspect", "eval", "examples/easy_to_hard/arith_inspect.py@arith_easy2hard",
-         "--model", "mockllm/model", "--log-dir", out, *options], workdir)  # fmt: skip
+def mock_inspect(workdir: Path, out: str, **task_args: str) -> Path:
+    run(inspect_eval_command(ARITH_INSPECT, model="mockllm/model", task_args=task_args,
+                             log_dir=out), workdir)  # fmt: skip
     return workdir / out
 
 
@@ -152,12 +154,12 @@ def test_one_seed_one_draw_another_seed_another(readme_run: Path, workdir: Path)
         dummy_lm_eval(workdir, "again", "arith_easy2hard"), "arith_easy2hard"
     )
     assert again == first  # another run, the same (default) seed
-    seven = dummy_lm_eval(workdir, "seed7", "arith_easy2hard", "--seed", "0,1234,1234,7")
+    seven = dummy_lm_eval(workdir, "seed7", "arith_easy2hard", seed="0,1234,1234,7")
     other = lm_eval_demonstrations(seven, "arith_easy2hard")
     assert other != first and all(levels(shown) == LEVELS for shown in other.values())
     # Inspect: the same seed gives lm-eval's draw, seed 7 lm-eval's seed-7 draw
     assert inspect_demonstrations(mock_inspect(workdir, "inspect1234")) == first
-    assert inspect_demonstrations(mock_inspect(workdir, "inspect7", "-T", "seed=7")) == other
+    assert inspect_demonstrations(mock_inspect(workdir, "inspect7", seed="7")) == other
 
 
 def test_drawn_from_the_evaluated_split_never_the_item_itself(workdir: Path) -> None:
@@ -217,15 +219,16 @@ def test_bad_configuration_is_one_line_naming_it(
 
 
 def test_bad_configuration_on_the_command_lines(workdir: Path) -> None:
-    done = run(["lm_eval", "--model", "dummy", "--include_path",
-                str(workdir / "examples/easy_to_hard"), "--tasks", "arith_easy2hard",
-                "--metadata", '{"fewshot_order": "sideways"}'], workdir, check=False)  # fmt: skip
+    command = lm_eval_command("arith_easy2hard", model="dummy",
+                              include_path=workdir / "examples/easy_to_hard",
+                              metadata={"fewshot_order": "sideways"})  # fmt: skip
+    done = run(command, workdir, check=False)
     assert done.returncode != 0 and "Traceback" not in done.stderr
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("conceptcomb: error: arith_easy2hard: fewshot_order='sideways'")
-    done = run(["inspect", "eval", "examples/easy_to_hard/arith_inspect.py@arith_easy2hard",
-                "-T", "k=37", "--model", "mockllm/model", "--log-dir", "bad"], workdir,
-               check=False)  # fmt: skip
+    command = inspect_eval_command(ARITH_INSPECT, model="mockllm/model", task_args={"k": 37},
+                                   log_dir="bad")  # fmt: skip
+    done = run(command, workdir, check=False)
     output = done.stdout + done.stderr
     assert "Traceback" not in output
     assert "conceptcomb: error: k=37 demonstrations asked for, but the pool holds 36" in output

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from conceptcomb.testing.commands import inspect_eval_command, lm_eval_command
 from conceptcomb.testing.sent_replies import inspect_items, lm_eval_items
 from conceptcomb.testing.vllm_server import cpu_environment
 from tests.abspyramid.conftest import data_folder
@@ -57,12 +58,13 @@ def run_ok(command: list[str], env: dict[str, str], log: Path) -> None:
     assert done.returncode == 0, f"{command[0]} failed:\n{(done.stdout + done.stderr)[-4000:]}"
 
 
-def include_args(vllm_python: Path, env: dict[str, str]) -> list[str]:
-    """--include_path where that environment's lm-eval lacks our tasks (an editable install)."""
+def include_path(vllm_python: Path, env: dict[str, str]) -> str | None:
+    """Our tasks' folder where that environment's lm-eval lacks them (an editable install)."""
     code = "import json; from conceptcomb.cli import include_path_args as a; print(json.dumps(a()))"
     done = subprocess.run([str(vllm_python), "-c", code], env=env, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    args = json.loads(done.stdout.strip().splitlines()[-1])
+    return args[1] if args else None
 
 
 def data_root(folder: Path) -> Path:
@@ -86,19 +88,19 @@ def runs(
            "CONCEPTCOMB_DATA_DIR": str(data_root(out / "data"))}  # fmt: skip
     bin_dir = vllm_python.parent
     lm_eval_out, inspect_out = out / "lm_eval", out / "inspect"
-    engine = ",".join(f"{key}={value}" for key, value in ENGINE.items())
-    run_ok([str(bin_dir / "lm_eval"), "--model", "vllm",
-            "--model_args", f"pretrained={smollm2_folder},{engine}", "--batch_size", "auto",
-            "--tasks", ",".join(TASKS), "--limit", str(LIMIT), "--apply_chat_template",
-            "--gen_kwargs", f"max_gen_toks={MAX_TOKENS}",
-            "--log_samples", "--output_path", str(lm_eval_out),
-            *include_args(vllm_python, env)], env, out / "lm_eval.log")  # fmt: skip
-    engine_options = [arg for key, value in ENGINE.items() for arg in ("-M", f"{key}={value}")]
-    run_ok([str(bin_dir / "inspect"), "eval", *[f"conceptcomb/{task}" for task in TASKS],
-            "--model", f"vllm/{smollm2_folder}", *engine_options, "-M", "host=127.0.0.1",
-            "--temperature", "0", "--max-tokens", str(MAX_TOKENS),
-            "--limit", str(LIMIT), "--log-dir", str(inspect_out),
-            "--display", "none"], env, out / "inspect.log")  # fmt: skip
+    lm_eval = lm_eval_command(
+        TASKS, model="vllm", model_args={"pretrained": smollm2_folder, **ENGINE}, limit=LIMIT,
+        program=bin_dir / "lm_eval", include_path=include_path(vllm_python, env),
+        batch_size="auto", apply_chat_template=True, gen_kwargs=f"max_gen_toks={MAX_TOKENS}",
+        log_samples=True, output_path=lm_eval_out,
+    )  # fmt: skip
+    run_ok(lm_eval, env, out / "lm_eval.log")
+    inspect = inspect_eval_command(
+        [f"conceptcomb/{task}" for task in TASKS], model=f"vllm/{smollm2_folder}",
+        model_args={**ENGINE, "host": "127.0.0.1"}, limit=LIMIT, program=bin_dir / "inspect",
+        temperature=0, max_tokens=MAX_TOKENS, log_dir=inspect_out, display="none",
+    )  # fmt: skip
+    run_ok(inspect, env, out / "inspect.log")
     return {"lm_eval": lm_eval_out, "inspect": inspect_out}
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from conceptcomb.testing import commands
 from conceptcomb.testing.judge_server import LoopbackServer
-from tests.ccpt.conftest import include_args
 from tests.conftest import require_shared_data
 from tests.leaderboard.run_support import run_ok
 
@@ -29,30 +29,19 @@ class RealRuns:
 
 
 def lm_eval_command(gguf: Path, out: Path, metadata: dict) -> list[str]:
-    return [
-        "lm_eval",
-        "--model", "hf",
-        "--model_args", f"pretrained={gguf.parent},gguf_file={gguf.name}",
-        "--tasks", ",".join(TASKS + LM_EVAL_ONLY),
-        "--limit", str(LIMIT),
-        "--apply_chat_template",
-        "--gen_kwargs", "max_gen_toks=48",
-        "--log_samples",
-        "--output_path", str(out),
-        "--metadata", json.dumps(metadata),
-        *include_args(),
-    ]  # fmt: skip
+    return commands.lm_eval_command(
+        TASKS + LM_EVAL_ONLY, model="hf",
+        model_args=f"pretrained={gguf.parent},gguf_file={gguf.name}", limit=LIMIT,
+        apply_chat_template=True, gen_kwargs="max_gen_toks=48", log_samples=True,
+        output_path=out, metadata=metadata,
+    )  # fmt: skip
 
 
 def inspect_command(model: list[str], logs: Path, metadata: dict) -> list[str]:
-    options = [part for key, value in metadata.items() for part in ("-T", f"{key}={value}")]
-    return [
-        "inspect", "eval", *(f"conceptcomb/{task}" for task in TASKS),
-        *model,
-        *options,
-        "--limit", str(LIMIT), "--max-tokens", "48", "--log-dir", str(logs),
-        "--display", "plain",
-    ]  # fmt: skip
+    return commands.inspect_eval_command(
+        [f"conceptcomb/{task}" for task in TASKS], model=model, task_args=metadata,
+        limit=LIMIT, max_tokens=48, log_dir=logs, display="plain",
+    )  # fmt: skip
 
 
 def make_runs(gguf: Path, model: list[str], root: Path, server: LoopbackServer) -> RealRuns:

@@ -18,6 +18,7 @@ from conceptcomb.mcrae.inspect_tasks import TASKS
 from conceptcomb.mcrae.metrics import metric_infos
 from conceptcomb.mcrae.prompts import user_prompt
 from conceptcomb.mcrae.rescore import rescore
+from conceptcomb.testing.commands import lm_eval_command
 from tests.conftest import read_jsonl
 from tests.mcrae.test_metrics import gold_phrases
 
@@ -25,10 +26,6 @@ pytestmark = pytest.mark.shared_data
 
 
 TASK = "mcrae_esslli44"
-
-
-def include_args() -> list[str]:
-    return [] if lm_eval_has_our_tasks() else ["--include_path", str(tasks_path())]
 
 
 def test_lm_eval_builds_the_task_with_its_prompt_and_metrics() -> None:
@@ -83,18 +80,11 @@ def test_inspect_tie_rule_option(tmp_path: Path) -> None:
 
 
 def run_lm_eval(smollm2_folder: Path, out: Path, limit: int = 2, max_gen_toks: int = 80):
-    command = [
-        "lm_eval",
-        "--model", "hf",
-        "--model_args", f"pretrained={smollm2_folder}",
-        "--tasks", TASK,
-        "--limit", str(limit),
-        "--apply_chat_template",
-        "--gen_kwargs", f"max_gen_toks={max_gen_toks}",
-        "--log_samples",
-        "--output_path", str(out),
-        *include_args(),
-    ]  # fmt: skip
+    command = lm_eval_command(
+        TASK, model="hf", model_args=f"pretrained={smollm2_folder}", limit=limit,
+        apply_chat_template=True, gen_kwargs=f"max_gen_toks={max_gen_toks}", log_samples=True,
+        output_path=out,
+    )  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     results_file = next(out.rglob("results_*.json"))

@@ -19,9 +19,9 @@ from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.judge_tools.plan import dataset_answer
 from conceptcomb.ccpt.prompts import user_prompt
 from conceptcomb.ccpt.tasks import spec_by_name
+from conceptcomb.testing.commands import lm_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
 from conceptcomb.testing.model_server import ModelServer
-from tests.ccpt.conftest import include_args
 from tests.ccpt.test_lm_eval import task_manager
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared_data]
@@ -46,18 +46,12 @@ def run_lm_eval(model: ModelServer, judge: LoopbackServer, out: Path, *extra: st
         "judge_model": "gpt-4o",
         "judge_cache": str(out.parent / f"{out.name}-judge.sqlite"),
     }
-    command = [
-        "lm_eval",
-        "--model", "local-chat-completions",
-        "--model_args", f"model=m,base_url={model.base_url}/chat/completions",
-        "--tasks", TASK,
-        "--limit", str(LIMIT),
-        "--apply_chat_template",
-        "--output_path", str(out),
-        "--metadata", json.dumps(metadata),
-        *extra,
-        *include_args(),
-    ]  # fmt: skip
+    command = lm_eval_command(
+        TASK, model="local-chat-completions",
+        model_args=f"model=m,base_url={model.base_url}/chat/completions", limit=LIMIT,
+        apply_chat_template=True, output_path=out, metadata=metadata,
+    )  # fmt: skip
+    command += extra  # how the test asks for predictions only, as a user may write it
     model.reset()
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

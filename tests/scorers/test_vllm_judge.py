@@ -25,6 +25,7 @@ from conceptcomb.common.errors import JudgeError
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.rating import preflight_judge, rate_prompts
 from conceptcomb.scorers.relevance import relevance_prompt
+from conceptcomb.testing.commands import lm_eval_command
 from conceptcomb.testing.vllm_server import SERVED_NAME, VllmServer
 
 pytestmark = pytest.mark.slow
@@ -92,19 +93,17 @@ def test_a_judged_task_runs_with_its_judge_on_the_server(
     server: VllmServer, tmp_path: Path
 ) -> None:
     """ccpt_pi_emergent in lm-eval, model and judge both served by vLLM (structured)."""
-    from conceptcomb.cli import include_path_args
-
     judge = {"judge_base_url": server.base_url, "judge_model": SERVED_NAME,
              "judge_response_format": "json_schema", "judge_concurrency": 4}  # fmt: skip
     model = (
         f"model={SERVED_NAME},base_url={server.base_url}/chat/completions,"
         "num_concurrent=4,max_retries=1,tokenized_requests=False,tokenizer_backend=None"
     )
-    command = [str(Path(sys.executable).parent / "lm_eval"), "--model",
-               "local-chat-completions", "--model_args", model, "--tasks", "ccpt_pi_emergent",
-               "--limit", "3", "--apply_chat_template", "--gen_kwargs", "max_gen_toks=48",
-               "--metadata", json.dumps(judge), "--output_path", str(tmp_path),
-               *include_path_args()]  # fmt: skip
+    command = lm_eval_command(
+        "ccpt_pi_emergent", model="local-chat-completions", model_args=model, limit=3,
+        program=Path(sys.executable).parent / "lm_eval", apply_chat_template=True,
+        gen_kwargs="max_gen_toks=48", metadata=judge, output_path=tmp_path,
+    )  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=900)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output[-4000:]

@@ -241,6 +241,19 @@ def start_meteor() -> None:
         _meteor_scorer()
 
 
+def stop_meteor() -> None:
+    """Stop this process's METEOR JVM, if one was started (a later `meteor` starts another):
+    for a process that goes on without it, such as a test session (tests/conftest.py)."""
+    if _meteor_scorer.cache_info().currsize == 0:
+        return
+    process = _meteor_scorer().meteor_p
+    _meteor_scorer.cache_clear()
+    with contextlib.suppress(OSError):
+        process.stdin.close()
+    process.kill()
+    process.wait()
+
+
 @lru_cache(maxsize=1)
 def _java_found() -> bool:
     """Looked up once: `start_meteor` runs for every scored reply (a PATH search each)."""

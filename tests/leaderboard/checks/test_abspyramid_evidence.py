@@ -16,6 +16,7 @@ import pytest
 from conceptcomb.common.evidence import decode, encode
 from conceptcomb.leaderboard.bundles.bundle import content_sha256
 from conceptcomb.leaderboard.checks.validate import check_bundle
+from conceptcomb.testing.commands import inspect_eval_command
 from tests.abspyramid.conftest import data_folder, lm_eval_command
 from tests.leaderboard.checks.test_evidence import run_cli
 from tests.leaderboard.eee_support import (
@@ -53,11 +54,11 @@ def bundles(
     run_ok(
         lm_eval_command(smollm2_folder, ",".join(TASKS), LIMIT, abspyramid_dir, root / "lm-eval")
     )
-    run_ok([
-        "inspect", "eval", *(f"conceptcomb/{task}" for task in TASKS), *smollm2_inspect_model,
-        "-T", f"data_dir={abspyramid_dir}", "--limit", str(LIMIT),
-        "--log-dir", str(root / "inspect"), "--display", "plain",
-    ])  # fmt: skip
+    run_ok(inspect_eval_command(
+        [f"conceptcomb/{task}" for task in TASKS], model=smollm2_inspect_model,
+        task_args={"data_dir": abspyramid_dir}, limit=LIMIT, log_dir=root / "inspect",
+        display="plain",
+    ))  # fmt: skip
     return bundles_of([root / "lm-eval", root / "inspect"], root / "b")
 
 

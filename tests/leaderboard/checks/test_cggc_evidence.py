@@ -18,8 +18,8 @@ from conceptcomb.common.evidence import decode, encode
 from conceptcomb.leaderboard.bundles.bundle import content_sha256
 from conceptcomb.leaderboard.checks.validate import check_file
 from conceptcomb.testing.cggc_references import cggc_bundle
+from conceptcomb.testing.commands import inspect_eval_command, lm_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
-from tests.ccpt.conftest import include_args
 from tests.leaderboard.checks.test_evidence import run_cli
 from tests.leaderboard.eee_support import (
     SMOLLM2,
@@ -47,18 +47,15 @@ def bundles(
     with LoopbackServer() as server:
         judge = {"judge_base_url": server.base_url, "judge_model": "gpt-4o"}
         metadata = {**judge, "judge_cache": str(root / "judge.sqlite")}
-        run_ok([
-            "lm_eval", "--model", "hf",
-            "--model_args", f"pretrained={smollm2_folder}",
-            "--tasks", TASK, "--limit", str(LIMIT), "--apply_chat_template",
-            "--log_samples", "--output_path", str(root / "lm-eval"),
-            "--metadata", json.dumps(metadata), *include_args(),
-        ], timeout=1200)  # fmt: skip
-        options = [part for key, value in metadata.items() for part in ("-T", f"{key}={value}")]
-        run_ok([
-            "inspect", "eval", f"conceptcomb/{TASK}", *smollm2_inspect_model, *options,
-            "--limit", str(LIMIT), "--log-dir", str(root / "inspect"), "--display", "plain",
-        ], timeout=1200)  # fmt: skip
+        run_ok(lm_eval_command(
+            TASK, model="hf", model_args=f"pretrained={smollm2_folder}", limit=LIMIT,
+            apply_chat_template=True, log_samples=True, output_path=root / "lm-eval",
+            metadata=metadata,
+        ), timeout=1200)  # fmt: skip
+        run_ok(inspect_eval_command(
+            f"conceptcomb/{TASK}", model=smollm2_inspect_model, task_args=metadata, limit=LIMIT,
+            log_dir=root / "inspect", display="plain",
+        ), timeout=1200)  # fmt: skip
     return bundles_of([root / "lm-eval", root / "inspect"], root / "bundles")
 
 

@@ -16,7 +16,7 @@ from conceptcomb.leaderboard.bundles.bundle import content_sha256
 from conceptcomb.leaderboard.checks.validate import check_bundle
 from conceptcomb.mcrae.evidence import McraeEvidence
 from conceptcomb.mcrae.metrics import MODES
-from tests.ccpt.conftest import include_args
+from conceptcomb.testing.commands import inspect_eval_command, lm_eval_command
 from tests.leaderboard.checks.test_evidence import run_cli
 from tests.leaderboard.eee_support import (
     edited_reply_is_caught,
@@ -39,18 +39,15 @@ def bundles(
 ) -> dict[str, Path]:
     """One lm-eval and one Inspect run of SmolLM2 on 2 concepts, and their bundles."""
     root = tmp_path_factory.mktemp("mcrae-evidence")
-    run_ok([
-        "lm_eval", "--model", "hf",
-        "--model_args", f"pretrained={smollm2_folder}",
-        "--tasks", TASK, "--limit", str(LIMIT), "--apply_chat_template",
-        "--gen_kwargs", "max_gen_toks=64", "--log_samples",
-        "--output_path", str(root / "lm-eval"), *include_args(),
-    ])  # fmt: skip
-    run_ok([
-        "inspect", "eval", f"conceptcomb/{TASK}", *smollm2_inspect_model,
-        "--limit", str(LIMIT), "--max-tokens", "64", "--log-dir", str(root / "inspect"),
-        "--display", "plain",
-    ])  # fmt: skip
+    run_ok(lm_eval_command(
+        TASK, model="hf", model_args=f"pretrained={smollm2_folder}", limit=LIMIT,
+        apply_chat_template=True, gen_kwargs="max_gen_toks=64", log_samples=True,
+        output_path=root / "lm-eval",
+    ))  # fmt: skip
+    run_ok(inspect_eval_command(
+        f"conceptcomb/{TASK}", model=smollm2_inspect_model, limit=LIMIT, max_tokens=64,
+        log_dir=root / "inspect", display="plain",
+    ))  # fmt: skip
     return bundles_of([root / "lm-eval", root / "inspect"], root / "b")
 
 

@@ -14,6 +14,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -25,9 +26,9 @@ from conceptcomb.ccpt.data import CcptItem, load_items
 from conceptcomb.ccpt.judge_tools.plan import dataset_answer
 from conceptcomb.ccpt.lm_eval_hooks import build_docs
 from conceptcomb.ccpt.tasks import spec_by_name
+from conceptcomb.testing.commands import lm_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
 from conceptcomb.testing.model_server import ModelServer
-from tests.ccpt.conftest import include_args
 from tests.leaderboard.eee_support import run_cli
 from tests.leaderboard.run_support import run_ok
 
@@ -41,14 +42,13 @@ N = 30
 RIGHT = {"model-a": [n % 5 != 0 for n in range(N)], "model-b": [n % 2 == 0 for n in range(N)]}
 
 
-def _lm_eval(server: ModelServer, model: str, tasks: str, out: Path, *extra: str) -> None:
-    run_ok([
-        LM_EVAL, "--model", "local-chat-completions",
-        "--model_args", f"model={model},base_url={server.base_url}/chat/completions,"
+def _lm_eval(server: ModelServer, model: str, tasks: str, out: Path, **options: Any) -> None:
+    run_ok(lm_eval_command(
+        tasks, model="local-chat-completions",
+        model_args=f"model={model},base_url={server.base_url}/chat/completions,"
         "num_concurrent=4,max_retries=1",
-        "--tasks", tasks, "--apply_chat_template", "--log_samples", "--output_path", str(out),
-        *extra,
-    ])  # fmt: skip
+        program=LM_EVAL, apply_chat_template=True, log_samples=True, output_path=out, **options,
+    ))  # fmt: skip
 
 
 def _inspect(task: object, server: ModelServer, model: str, logs: Path, **options: object) -> None:
@@ -81,8 +81,7 @@ def test_an_lm_eval_run_and_an_inspect_run_pair_item_by_item(tmp_path: Path) -> 
     with ModelServer(replies) as model, LoopbackServer() as judge:
         metadata = {"judge_base_url": judge.base_url, "judge_model": "gpt-4o",
                     "judge_cache": str(tmp_path / "judge.sqlite")}  # fmt: skip
-        _lm_eval(model, "gold", OURS, tmp_path / "lm-eval", "--limit", str(LIMIT),
-                 "--metadata", json.dumps(metadata), *include_args())  # fmt: skip
+        _lm_eval(model, "gold", OURS, tmp_path / "lm-eval", limit=LIMIT, metadata=metadata)
         _inspect(ccpt_pi_emergent(**metadata), model, "gold", tmp_path / "inspect", limit=LIMIT)
         _inspect(ccpt_pi_emergent(**metadata), model, "gold", tmp_path / "epochs", limit=LIMIT,
                  epochs=2)  # fmt: skip
@@ -193,9 +192,9 @@ def foreign(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for model in RIGHT:
         replies = {_question(n): _reply(model, n) for n in range(N)}
         with ModelServer(replies) as server:
-            limit = ["--limit", "25"] if model == "model-b" else []
+            limit = 25 if model == "model-b" else None
             _lm_eval(server, model, "capitals_qa", root / "lm-eval" / model,
-                     "--include_path", str(root / "tasks"), *limit)  # fmt: skip
+                     include_path=root / "tasks", limit=limit)  # fmt: skip
             _inspect(module.capitals(str(data)), server, model, root / "inspect" / model, epochs=2)
             assert server.unknown == 0
     return root

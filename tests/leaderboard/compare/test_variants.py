@@ -27,9 +27,9 @@ from statsmodels.stats.contingency_tables import mcnemar
 
 from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.tasks import spec_by_name
+from conceptcomb.testing.commands import lm_eval_command
 from conceptcomb.testing.model_server import ModelServer
 from conceptcomb.testing.recorded import submit_bundle
-from tests.ccpt.conftest import include_args
 from tests.ccpt.test_npc_modifier import results_dir  # noqa: F401
 from tests.conftest import REPO
 from tests.leaderboard.eee_support import run_cli
@@ -58,13 +58,13 @@ def reply(chat: dict[str, Any]) -> str:
     return f"The capital of {country} is {city}."
 
 
-def _lm_eval(server: ModelServer, out: Path, *extra: str) -> Path:
-    run_ok([
-        LM_EVAL, "--model", "local-chat-completions",
-        "--model_args", f"model=loopback,base_url={server.base_url}/chat/completions,"
+def _lm_eval(server: ModelServer, out: Path, tasks: str, **options: Any) -> Path:
+    run_ok(lm_eval_command(
+        tasks, model="local-chat-completions",
+        model_args=f"model=loopback,base_url={server.base_url}/chat/completions,"
         "num_concurrent=4,max_retries=1",
-        "--apply_chat_template", "--log_samples", "--output_path", str(out), *extra,
-    ])  # fmt: skip
+        program=LM_EVAL, apply_chat_template=True, log_samples=True, output_path=out, **options,
+    ))  # fmt: skip
     return out
 
 
@@ -91,18 +91,18 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     assert spec is not None and spec.loader is not None
     capitals = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(capitals)
-    ours = ["--limit", str(LIMIT), *include_args()]
-    own = ["--tasks", "capitals_qa", "--include_path", str(CAPITALS)]
     with ModelServer({}, reply_for=reply) as server:
-        found["orders"] = _lm_eval(server, root / "orders", "--tasks",
-                                   "cggc_ood_easy2hard,cggc_ood_hard2easy", *ours)  # fmt: skip
+        orders = "cggc_ood_easy2hard,cggc_ood_hard2easy"
+        found["orders"] = _lm_eval(server, root / "orders", orders, limit=LIMIT)
         for seed in (0, 1):
-            seeded = ["--tasks", "cggc_ood", "--metadata", json.dumps({"seed": seed}), *ours]
-            found[f"seed{seed}"] = _lm_eval(server, root / f"seed{seed}", *seeded)
+            found[f"seed{seed}"] = _lm_eval(
+                server, root / f"seed{seed}", "cggc_ood", metadata={"seed": seed}, limit=LIMIT
+            )
         for t in (0, 1):
             found[f"t{t}"] = _lm_eval(
-                server, root / f"t{t}", *own, "--gen_kwargs", f"temperature={t}"
-            )
+                server, root / f"t{t}", "capitals_qa", include_path=CAPITALS,
+                gen_kwargs=f"temperature={t}",
+            )  # fmt: skip
         for order in ("easy_to_hard", "hard_to_easy"):
             task = TASKS["cggc"](setting="ood", order=order)
             found[order] = _inspect(task, server, root / order)

@@ -29,10 +29,10 @@ from conceptcomb.ccpt.judge_tools.plan import dataset_answer
 from conceptcomb.ccpt.lm_eval_hooks import build_docs
 from conceptcomb.ccpt.tasks import spec_by_name
 from conceptcomb.common.evidence import decode
+from conceptcomb.testing.commands import lm_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
 from conceptcomb.testing.model_server import ModelServer
 from conceptcomb.testing.recorded import recorded_ratings
-from tests.ccpt.conftest import include_args
 from tests.leaderboard.eee_support import (
     assert_eee_valid,
     eee_files,
@@ -77,14 +77,13 @@ def runs(judge_ratings: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
             "judge_model": "gpt-4o",
             "judge_cache": str(root / "judge.sqlite"),
         }
-        command = [
-            str(Path(sys.executable).parent / "lm_eval"), "--model", "local-chat-completions",
-            "--model_args", f"model={MODEL},base_url={model.base_url}/chat/completions,"
+        command = lm_eval_command(
+            TASK, model="local-chat-completions",
+            model_args=f"model={MODEL},base_url={model.base_url}/chat/completions,"
             "num_concurrent=8,max_retries=1",
-            "--tasks", TASK, "--apply_chat_template", "--log_samples",
-            "--output_path", str(root / "results"), "--metadata", json.dumps(metadata),
-            *include_args(),
-        ]  # fmt: skip
+            program=Path(sys.executable).parent / "lm_eval", apply_chat_template=True,
+            log_samples=True, output_path=root / "results", metadata=metadata,
+        )  # fmt: skip
         done = subprocess.run(command, capture_output=True, text=True, timeout=1200)
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
         assert model.asked == 200 and model.unknown == 0 and judge.stats.requests > 0

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
+from conceptcomb.testing.commands import lm_eval_command
 from conceptcomb.testing.model_server import ModelServer
-from tests.ccpt.conftest import include_args
 from tests.conftest import SHARED_DATA
 from tests.leaderboard.eee_support import assert_eee_valid, eee_files, rows_of, run_cli
 
@@ -53,13 +53,13 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     shutil.copytree(SHARED_DATA / "ccpt", data / "ccpt", ignore=shutil.ignore_patterns("results"))
     env = {**os.environ, "HOME": str(home), "CONCEPTCOMB_DATA_DIR": str(data)}
     with ModelServer({}, default=REPLY) as server:
-        command = [
-            str(Path(sys.executable).parent / "lm_eval"), "--model", "local-chat-completions",
-            "--model_args", f"model={model},base_url={server.base_url}/chat/completions,"
+        command = lm_eval_command(
+            TASKS, model="local-chat-completions",
+            model_args=f"model={model},base_url={server.base_url}/chat/completions,"
             "num_concurrent=1,max_retries=1",
-            "--tasks", ",".join(TASKS), "--limit", str(LIMIT), "--apply_chat_template",
-            "--log_samples", "--output_path", str(root / "results"), *include_args(),
-        ]  # fmt: skip
+            limit=LIMIT, program=Path(sys.executable).parent / "lm_eval",
+            apply_chat_template=True, log_samples=True, output_path=root / "results",
+        )  # fmt: skip
         done = subprocess.run(command, capture_output=True, text=True, timeout=1200, env=env)
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
         served = get_model(f"openai-api/loopback/{model}", base_url=server.base_url, api_key="x")

@@ -30,10 +30,10 @@ from statsmodels.stats.multitest import multipletests
 from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.tasks import spec_by_name
 from conceptcomb.cli import main
+from conceptcomb.testing.commands import lm_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
 from conceptcomb.testing.model_server import ModelServer
 from conceptcomb.testing.recorded import recorded_replies, score_predictions
-from tests.ccpt.conftest import include_args
 from tests.ccpt.test_npc_modifier import results_dir  # noqa: F401
 from tests.leaderboard.run_support import run_ok
 
@@ -56,13 +56,13 @@ def concepts_reply(chat: dict[str, Any]) -> str:
 def cggc_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("cggc-variants") / "lm-eval"
     with ModelServer({}, reply_for=concepts_reply) as server:
-        run_ok([
-            LM_EVAL, "--model", "local-chat-completions",
-            "--model_args", f"model=loopback,base_url={server.base_url}/chat/completions,"
+        run_ok(lm_eval_command(
+            CGGC_TASKS, model="local-chat-completions",
+            model_args=f"model=loopback,base_url={server.base_url}/chat/completions,"
             "num_concurrent=4,max_retries=1",
-            "--tasks", ",".join(CGGC_TASKS), "--limit", str(LIMIT), "--apply_chat_template",
-            "--log_samples", "--output_path", str(out), *include_args(),
-        ])  # fmt: skip
+            limit=LIMIT, program=LM_EVAL, apply_chat_template=True, log_samples=True,
+            output_path=out,
+        ))  # fmt: skip
     return out
 
 
