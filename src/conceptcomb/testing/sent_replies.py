@@ -1,6 +1,6 @@
 """What lm-eval and Inspect sent a model and got back, item by item, from their own outputs:
 lm-eval's sample logs (``--log_samples``) and Inspect's eval logs. For comparing two runs of
-the same tasks in both frameworks (tests/frameworks/test_vllm_runners.py,
+the same tasks in both frameworks (tests/frameworks/test_vllm.py,
 benchmarks/vllm_runners.py): the prompt is the text the model read, lm-eval's as it logs it
 (``--apply_chat_template``: the chat template applied), Inspect's the same template rendered
 over the messages it sent.
