@@ -24,10 +24,18 @@ echo "torch==2.13.0" > "$tools/torch.txt"
 "$venv/bin/python" - <<'PY'
 import re
 from importlib.metadata import distributions
-locked = dict(re.findall(r"^([A-Za-z0-9_.\-]+)==([^\s;]+)", open("constraints.txt").read(), re.M))
-norm = lambda n: re.sub(r"[-_.]+", "-", n).lower()
-locked = {norm(k): v for k, v in locked.items()}
-newer = sorted(f"{norm(d.metadata['Name'])} {locked[norm(d.metadata['Name'])]} -> {d.version}"
-               for d in distributions() if locked.get(norm(d.metadata["Name"]), d.version) != d.version)
+
+def norm(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+locked = {}  # a universal lock may pin a package per Python version or platform
+for name, version in re.findall(r"^([A-Za-z0-9_.\-]+)==([^\s;]+)", open("constraints.txt").read(), re.M):
+    locked.setdefault(norm(name), set()).add(version)
+newer = sorted(
+    f"{norm(d.metadata['Name'])} {'/'.join(sorted(locked[norm(d.metadata['Name'])]))} -> {d.version}"
+    for d in distributions()
+    if norm(d.metadata["Name"]) in locked
+    and d.version.split("+")[0] not in locked[norm(d.metadata["Name"])]
+)
 print(f"newest releases: {len(newer)} differ from constraints.txt" + "".join(f"\n  {n}" for n in newer))
 PY
