@@ -5,9 +5,10 @@ Makes a venv holding the newest releases of boto3, fsspec, datasets, transformer
 huggingface-hub (PyPI), then asks pip what installing this checkout would do (`pip install
 --dry-run --report`, as a user would install: no lock), for `.` and `.[all]`; and the same in
 a fresh venv; and whether `.` resolves beside boto3 >= 1.44 (uv's resolver: pip takes a
-quarter of an hour to prove it cannot). Prints each planned downgrade with the requirement that caps it and the chain
-from conceptcomb to that requirement's owner; exits 1 when a downgrade is not owned by a
-framework (lm-eval, Inspect) or when pip cannot resolve. Needs PyPI; about 2-4 minutes.
+quarter of an hour to prove it cannot). Prints each planned downgrade with the requirement
+that caps it and the chain from conceptcomb to that requirement's owner; exits 1 when a
+downgrade is not owned by a framework (lm-eval, Inspect) or when pip cannot resolve. Needs
+PyPI; about 2-4 minutes.
 
     python scripts/check_install_beside.py
 """
