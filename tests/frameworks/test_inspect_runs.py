@@ -37,7 +37,7 @@ def test_a_vllm_model_without_the_vllm_command_stops_in_one_line(tmp_path: Path)
         "conceptcomb: error: --model vllm/HuggingFaceTB/SmolLM2-135M-Instruct: Inspect starts "
         "the model's server with the `vllm` command, which is not on PATH (is vLLM's "
         "environment activated?): run with PATH=/path/to/vllm-venv/bin:$PATH, or give a "
-        "running server with -M base_url=http://HOST:PORT/v1."
+        "running server with --model-base-url http://HOST:PORT/v1."
     ]
     assert "Traceback" not in printed and not list(tmp_path.glob("*.eval"))  # nothing ran
 

@@ -6,7 +6,7 @@ scripts/install_vllm_cpu.sh makes one; .ci/run sets CONCEPTCOMB_VLLM_PYTHON). Tw
 serve the whole module (issue 53: each start takes one to two minutes of 2 CPU cores; these
 were four): lm-eval's own engine (``lm_eval --model vllm``, the four tasks in one command), and
 one ``vllm serve`` (`server`, eager, float32) that Inspect's vllm provider connects to
-(``inspect eval --model vllm/smollm2 -M base_url=...``, the four tasks in one ``eval``) and that
+(``inspect eval --model vllm/smollm2 --model-base-url ...``, the four tasks in one ``eval``) and that
 the judge tests ask. Then:
 
 * every item gets the same prompt from both frameworks: lm-eval's (its chat template applied,
@@ -121,7 +121,7 @@ def runs(
     run_ok(lm_eval, env, out / "lm_eval.log")
     inspect = inspect_eval_command(
         [f"conceptcomb/{task}" for task in TASKS], model=f"vllm/{SERVED_NAME}",
-        model_args={"base_url": server.base_url}, limit=LIMIT, program=bin_dir / "inspect",
+        model_base_url=server.base_url, limit=LIMIT, program=bin_dir / "inspect",
         temperature=0, max_tokens=MAX_TOKENS, log_dir=inspect_out, display="none",
     )  # fmt: skip
     run_ok(inspect, env, out / "inspect.log")

@@ -63,6 +63,14 @@ def openai_chat_base_url(model: Any) -> str | None:
     return str(base_url) if base_url else None
 
 
+def server_url_given(model: Any) -> bool:
+    """Whether a model whose provider starts its own server (``vllm/...``) was given a running
+    one with ``--model-base-url``, which Inspect hands the provider as its ``base_url`` (not a
+    ``-M`` argument: ``-M base_url`` beside it is a TypeError). Why private: the provider
+    keeps it as ``_init_base_url`` until its server starts; the public `Model` does not say."""
+    return bool(getattr(getattr(model, "api", None), "_init_base_url", None))
+
+
 def _public_openai_chat_base_url(model: Any) -> str | None:
     """The fallback from public names only: the provider from the model's name
     (``openai/...``, ``openai-api/...``) and `ModelAPI.base_url`. What it cannot tell apart:

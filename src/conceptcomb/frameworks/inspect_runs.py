@@ -6,7 +6,7 @@ provider runs ``vllm serve`` from PATH); when that fails every sample fails, the
 error during its run is in its log, `docs/running.md`). Two answers here:
 
 - `check_model_server`, when a task of ours is built inside an eval (before any sample):
-  ``--model vllm/...`` with no server given (``-M base_url``, ``-M port``,
+  ``--model vllm/...`` with no server given (``--model-base-url``, ``-M port``,
   ``VLLM_BASE_URL``) and no ``vllm`` command on PATH is refused in one line, exit 1.
 - `NoSamplesReport`, a hook: a task of ours that ended with no sample completed prints one
   line naming the error that stopped it, whatever it was.
@@ -23,7 +23,7 @@ from inspect_ai.hooks import Hooks, RunEnd, hooks
 from inspect_ai.model import get_model
 
 from conceptcomb.common.errors import ConfigError
-from conceptcomb.common.inspect_internals import in_eval
+from conceptcomb.common.inspect_internals import in_eval, server_url_given
 
 # The command an Inspect provider starts its server with, from PATH, where it starts one.
 SERVER_COMMANDS = {"vllm": "vllm"}
@@ -51,13 +51,14 @@ def check_model_server() -> None:
     if command is None or shutil.which(command):
         return
     arguments, variable = SERVER_GIVEN[provider]
-    if any(model.model_args.get(name) for name in arguments) or os.environ.get(variable):
+    given = any(model.model_args.get(name) for name in arguments) or os.environ.get(variable)
+    if given or server_url_given(model):
         return  # a running server: nothing to start
     raise ConfigError(
         f"--model {model}: Inspect starts the model's server with the `{command}` command, "
         f"which is not on PATH (is vLLM's environment activated?): run with "
         f"PATH=/path/to/vllm-venv/bin:$PATH, or give a running server with "
-        f"-M base_url=http://HOST:PORT/v1."
+        f"--model-base-url http://HOST:PORT/v1."
     )
 
 
