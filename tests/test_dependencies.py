@@ -117,6 +117,7 @@ TEST_TOOLS = {
     "pytest-inspect-evals",
     "ruff",
     "selenium",
+    "psutil",
 }
 
 
