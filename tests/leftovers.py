@@ -81,7 +81,9 @@ class Leftovers:
         for key, value in {SYSTEM_TMP: str(system), "PYTEST_DEBUG_TEMPROOT": str(system)}.items():
             if key not in os.environ:
                 self._setenv(key, value)
-        self.tmp = Path(tempfile.mkdtemp(prefix="cc-tests-", dir=tempfile.gettempdir()))
+        # In the machine's folder, not nested in an outer session's or a worker's: Chromium's
+        # socket path there must stay under 108 characters.
+        self.tmp = Path(tempfile.mkdtemp(prefix="cc-tests-", dir=system))
         self._setenv("TMPDIR", str(self.tmp))
         self._setenv(MARK, self.mark)
         tempfile.tempdir = str(self.tmp)

@@ -82,6 +82,7 @@ def test_files_written(report: tuple[Path, str]) -> None:
         "ccpt_emergence_cancellation.png", "ccpt_confusion.png",
         "ccpt_pi_emergent_differences.png", "ccpt_tp_differences.png",  # two runs: ranked
         "mcrae.md", "mcrae.html", "mcrae.csv",
+        "explore.html",  # the item explorer of the same runs, linked from the rankings
     }  # fmt: skip
     assert printed.startswith("## CCPT") and "## McRae" in printed
     # The same model's replies in both frameworks: no paired comparison separates them.
