@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +22,21 @@ RESULTS_HELP = (
 
 
 def run_submit(args: argparse.Namespace) -> int:
+    try:
+        return _submit(args)
+    finally:  # what `_start_checks` started ends with the command (none is left loading)
+        _stop_checks()
+
+
+def _submit(args: argparse.Namespace) -> int:
     from conceptcomb.leaderboard.bundles.bundle import calibration_summary, write_bundles
     from conceptcomb.leaderboard.checks.verdicts import checked_file
     from conceptcomb.leaderboard.report.runs import nothing_usable, read_runs
 
     calibration = calibration_summary(args.calibration) if args.calibration else None
+    _start_checks(_named_tasks(args.results))  # while the runs are read (Inspect's import)
     runs = read_runs(args.results)
+    _start_checks(task for run in runs for task in run.tasks)  # files named otherwise
     for note in dict.fromkeys(note for run in runs for note in run.notes):
         print(f"note: {note}")
     usable = [run for run in runs if run.tasks]
@@ -40,6 +51,41 @@ def run_submit(args: argparse.Namespace) -> int:
         for task in check.tasks:
             print(f"  {task.line()}")
     return 0
+
+
+def _named_tasks(paths: list[Path]) -> set[str]:
+    """The tasks of ours that the results' file names name: lm-eval's
+    ``samples_<task>_<date>.jsonl``, Inspect's ``<time>_<task-with-dashes>_<id>.eval``."""
+    from conceptcomb.benchmarks import known_tasks
+
+    names = set()
+    for path in map(Path, paths):
+        files = path.rglob("*") if path.is_dir() else [path]
+        names |= {"_" + re.sub(r"[-.]", "_", file.name) + "_" for file in files}
+    return {task for task in known_tasks() if any(f"_{task}_" in name for name in names)}
+
+
+def _start_checks(tasks: Iterable[str]) -> None:
+    """Set going what the bundles' checks will wait on (`conceptcomb.common.evidence`'s
+    ``start``: METEOR's JVM for CGGC, whose paraphrase tables take ~12 s of CPU to load)
+    while the runs are read and the bundles built, not once the check has begun. Started
+    once per process (a later check reuses it)."""
+    from conceptcomb.benchmarks import evidence_adapter, known_tasks
+
+    ours = known_tasks()
+    first = {ours[task]: task for task in sorted(set(tasks), reverse=True) if task in ours}
+    for benchmark, task in sorted(first.items()):
+        checker = evidence_adapter(benchmark)
+        if checker is not None and hasattr(checker, "start"):
+            checker.start(task)
+
+
+def _stop_checks() -> None:
+    """METEOR's JVM, if one was started (a JVM still loading its tables would go on for
+    seconds after the command ends)."""
+    metrics = sys.modules.get("conceptcomb.cggc.metrics")
+    if metrics is not None:
+        metrics.stop_meteor()
 
 
 def run_validate(args: argparse.Namespace) -> int:
