@@ -59,6 +59,46 @@ LIMIT, MAX_TOKENS, MODEL_LEN = 4, 48, 2048
 # Eager: no torch.compile (whose inductor needs a C++ compiler at run time and took ~3 of
 # the ~3.5 minutes of a start here); the same in both frameworks.
 ENGINE = {"dtype": "float32", "max_model_len": str(MODEL_LEN), "enforce_eager": "True"}
+SERVE_EXTRA = ("--enforce-eager",)  # the server's engine as ENGINE: float32, MODEL_LEN tokens
+
+
+# The commands, built as docs/running.md shows them (tests/test_docs_code.py checks that the
+# page's commands are these, given its tasks, limits and folders; ``more``: this module's).
+def lm_eval_engine_command(
+    folder: str | Path,
+    tasks: str | tuple[str, ...],
+    limit: int,
+    output_path: str | Path,
+    program: str | Path = "lm_eval",
+    include_path: str | None = None,
+    **more: object,
+) -> list[str]:
+    """lm-eval's own vLLM engine on the model folder (``lm_eval --model vllm``)."""
+    return lm_eval_command(
+        tasks, model="vllm", model_args={"pretrained": folder, **ENGINE}, limit=limit,
+        program=program, include_path=include_path, batch_size="auto",
+        apply_chat_template=True, log_samples=True, output_path=output_path, **more,
+    )  # fmt: skip
+
+
+def judged_task_command(
+    base_url: str,
+    program: str | Path = "lm_eval",
+    model_more: str = "",
+    judge_more: dict[str, object] | None = None,
+    **more: object,
+) -> list[str]:
+    """ccpt_pi_emergent in lm-eval, model and judge both the vLLM server at ``base_url``."""
+    judge = {"judge_base_url": base_url, "judge_model": SERVED_NAME,
+             "judge_response_format": "json_schema", **(judge_more or {})}  # fmt: skip
+    model = (
+        f"model={SERVED_NAME},base_url={base_url}/chat/completions,num_concurrent=4,"
+        f"tokenized_requests=False,tokenizer_backend=None{model_more}"
+    )
+    return lm_eval_command(
+        "ccpt_pi_emergent", model="local-chat-completions", model_args=model, limit=3,
+        program=program, apply_chat_template=True, metadata=judge, **more,
+    )  # fmt: skip
 
 
 def vllm_env(vllm_python: Path) -> dict[str, str]:
@@ -94,7 +134,7 @@ def data_root(folder: Path) -> Path:
 @pytest.fixture(scope="module")
 def server(vllm_python: Path, smollm2_folder: Path, vllm_turn: None) -> Iterator[VllmServer]:
     """The module's one ``vllm serve``: Inspect's runs and the judge tests ask it."""
-    engine = ("--enforce-eager",)  # as ENGINE: float32, MODEL_LEN tokens, no torch.compile
+    engine = SERVE_EXTRA  # as ENGINE: float32, MODEL_LEN tokens, no torch.compile
     with VllmServer(vllm_python, smollm2_folder, max_model_len=MODEL_LEN, extra=engine) as running:
         yield running
 
@@ -112,11 +152,9 @@ def runs(
            "CONCEPTCOMB_DATA_DIR": str(data_root(out / "data"))}  # fmt: skip
     bin_dir = vllm_python.parent
     lm_eval_out, inspect_out = out / "lm_eval", out / "inspect"
-    lm_eval = lm_eval_command(
-        TASKS, model="vllm", model_args={"pretrained": smollm2_folder, **ENGINE}, limit=LIMIT,
-        program=bin_dir / "lm_eval", include_path=include_path(vllm_python, env),
-        batch_size="auto", apply_chat_template=True, gen_kwargs=f"max_gen_toks={MAX_TOKENS}",
-        log_samples=True, output_path=lm_eval_out,
+    lm_eval = lm_eval_engine_command(
+        smollm2_folder, TASKS, LIMIT, lm_eval_out, program=bin_dir / "lm_eval",
+        include_path=include_path(vllm_python, env), gen_kwargs=f"max_gen_toks={MAX_TOKENS}",
     )  # fmt: skip
     run_ok(lm_eval, env, out / "lm_eval.log")
     inspect = inspect_eval_command(
@@ -249,16 +287,10 @@ def test_a_judged_task_runs_with_its_judge_on_the_server(
     server: VllmServer, tmp_path: Path
 ) -> None:
     """ccpt_pi_emergent in lm-eval, model and judge both served by vLLM (structured)."""
-    judge = {"judge_base_url": server.base_url, "judge_model": SERVED_NAME,
-             "judge_response_format": "json_schema", "judge_concurrency": 4}  # fmt: skip
-    model = (
-        f"model={SERVED_NAME},base_url={server.base_url}/chat/completions,"
-        "num_concurrent=4,max_retries=1,tokenized_requests=False,tokenizer_backend=None"
-    )
-    command = lm_eval_command(
-        "ccpt_pi_emergent", model="local-chat-completions", model_args=model, limit=3,
-        program=Path(sys.executable).parent / "lm_eval", apply_chat_template=True,
-        gen_kwargs="max_gen_toks=48", metadata=judge, output_path=tmp_path,
+    command = judged_task_command(
+        server.base_url, program=Path(sys.executable).parent / "lm_eval",
+        model_more=",max_retries=1", judge_more={"judge_concurrency": 4},
+        gen_kwargs="max_gen_toks=48", output_path=tmp_path,
     )  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=900)
     output = done.stdout + done.stderr
