@@ -44,3 +44,22 @@ def test_the_t_interval_is_ttest_1samps(n: int) -> None:
     expected = scipy_stats.ttest_1samp(values, 0.0).confidence_interval(0.95)
     assert found is not None
     assert (found.lower, found.upper) == pytest.approx((expected.low, expected.high), rel=1e-12)
+
+
+def test_the_results_file_names_name_the_tasks_before_they_are_read(tmp_path: Path) -> None:
+    """submit-bundle starts METEOR's JVM (~12 s of CPU) before it reads the runs, when
+    their file names name a CGGC task: lm-eval's samples files, Inspect's logs."""
+    from conceptcomb.benchmarks import known_tasks
+    from conceptcomb.leaderboard.cli import _named_tasks
+
+    lm_eval = tmp_path / "lm_eval" / "model"
+    lm_eval.mkdir(parents=True)
+    for name in ("results_2026-12-06T02-55-15.123.json",
+                 "samples_cggc_ood_easy2hard_2026-12-06T02-55-15.123.jsonl"):  # fmt: skip
+        (lm_eval / name).write_text("{}")
+    log = tmp_path / "2026-12-06T02-57-10-00-00_ccpt-pi-emergent_9FbXdEq3GkjPGjvwL9ELDu.eval"
+    log.write_text("")
+    named = _named_tasks([tmp_path / "lm_eval", log])
+    assert {"cggc_ood_easy2hard", "ccpt_pi_emergent"} <= named
+    assert {known_tasks()[task] for task in named} == {"cggc", "ccpt"}
+    assert _named_tasks([tmp_path / "lm_eval" / "model" / "results_2026.json"]) == set()
