@@ -287,6 +287,10 @@ class CggcEvidence:
         while the test set, spaCy and ROUGE load and the items are checked."""
         metrics.start_meteor()
 
+    def stop(self) -> None:
+        """METEOR's JVM, if it runs (one still loading its tables goes on for seconds)."""
+        metrics.stop_meteor()
+
     def prepare(self, task: str, items: list[dict[str, Any]]) -> None:
         """Lemmatize every stored answer in one batch (Coverage), before the items are
         checked one by one: a full bundle's 16k answers in a fraction of the time."""

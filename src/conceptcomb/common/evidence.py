@@ -110,6 +110,9 @@ class StartsEarly(Protocol):
     def start(self, task: str) -> None:
         """Start what checking the task's evidence will wait on; never raise."""
 
+    def stop(self) -> None:
+        """End what ``start`` started (a command ends with it); never raise."""
+
 
 class Explorable(Protocol):
     """What a benchmark adds to `EvidenceAdapter` for the item explorer

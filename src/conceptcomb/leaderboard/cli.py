@@ -67,7 +67,7 @@ def _named_tasks(paths: list[Path]) -> set[str]:
 
 def _start_checks(tasks: Iterable[str]) -> None:
     """Set going what the bundles' checks will wait on (`conceptcomb.common.evidence`'s
-    ``start``: METEOR's JVM for CGGC, whose paraphrase tables take ~12 s of CPU to load)
+    `StartsEarly`: CGGC's METEOR JVM, whose paraphrase tables take ~12 s of CPU to load)
     while the runs are read and the bundles built, not once the check has begun. Started
     once per process (a later check reuses it)."""
     from conceptcomb.benchmarks import evidence_adapter, known_tasks
@@ -78,14 +78,19 @@ def _start_checks(tasks: Iterable[str]) -> None:
         checker = evidence_adapter(benchmark)
         if checker is not None and hasattr(checker, "start"):
             checker.start(task)
+            _STARTED.append(checker)
+
+
+_STARTED: list[Any] = []  # the checkers `_start_checks` set going, for `_stop_checks`
 
 
 def _stop_checks() -> None:
-    """METEOR's JVM, if one was started (a JVM still loading its tables would go on for
+    """End what the checkers started (a JVM still loading its tables would go on for
     seconds after the command ends)."""
-    metrics = sys.modules.get("conceptcomb.cggc.metrics")
-    if metrics is not None:
-        metrics.stop_meteor()
+    while _STARTED:
+        checker = _STARTED.pop()
+        if hasattr(checker, "stop"):
+            checker.stop()
 
 
 def run_validate(args: argparse.Namespace) -> int:

@@ -100,9 +100,11 @@ def load_local_judge(settings: JudgeSettings) -> None:
     check_local_judge(settings)
     placement = Placement.of(settings)  # the device and dtype the judge will ask on
     what = f"judge_model={settings.judge_model}" if settings.judge_model else "packaged SmolLM2"
-    if not is_loaded(settings.judge_model):
-        print(f"conceptcomb: loading the local judge ({what})", file=sys.stderr, flush=True)
     with interruptible(f"loading the local judge ({what})"):
+        # Said once Ctrl-C is ours: a Ctrl-C right after the line stops the load at once (before,
+        # the event loop's handler took it and waited for the load to end: over 60 s under load).
+        if not is_loaded(settings.judge_model):
+            print(f"conceptcomb: loading the local judge ({what})", file=sys.stderr, flush=True)
         try:
             load_causal_lm(settings.judge_model, placement)
         except (OSError, ValueError, RuntimeError, ImportError) as err:
@@ -124,18 +126,56 @@ def is_loaded(spec: str | None) -> bool:
         return False
 
 
+# After Ctrl-C, how long the blocking work may take to raise it before the process ends
+# anyway: a KeyboardInterrupt raised inside a finalizer (``__del__``, run by the garbage
+# collector in the middle of a model's load) is lost, "Exception ignored" (the unraisable
+# hook ends the process then; this is for a library that catches it otherwise).
+SWALLOWED_AFTER_S = 3.0
+
+
 @contextmanager
 def interruptible(doing: str) -> Iterator[None]:
     """Ctrl-C stops the blocking work inside at once, as `Interrupted` ("interrupted while
-    DOING"), even under an event loop whose Ctrl-C handler would wait for it to finish."""
-    in_main = threading.current_thread() is threading.main_thread()
-    previous = signal.getsignal(signal.SIGINT) if in_main else None
-    if in_main:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
+    DOING"), even under an event loop whose Ctrl-C handler would wait for it to finish. If
+    the interrupt is swallowed on its way (see SWALLOWED_AFTER_S), the process says the same
+    line and exits with Ctrl-C's status: the work inside (a model's load, before any item
+    is asked) has nothing to save."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signals reach the main thread only
+        return
+    line = f"interrupted while {doing}."
+    watchdogs: list[threading.Timer] = []
+
+    def interrupt(signum: int, frame: object) -> None:
+        if not watchdogs:
+            watchdogs.append(threading.Timer(SWALLOWED_AFTER_S, _exit_interrupted, [line]))
+            watchdogs[0].daemon = True
+            watchdogs[0].start()
+        raise KeyboardInterrupt
+
+    def unraisable(report: sys.UnraisableHookArgs) -> None:
+        if report.exc_type is KeyboardInterrupt:  # ours, lost in a finalizer: end now
+            _exit_interrupted(line)
+        previous_hook(report)
+
+    previous, previous_hook = signal.getsignal(signal.SIGINT), sys.unraisablehook
+    signal.signal(signal.SIGINT, interrupt)
+    sys.unraisablehook = unraisable
     try:
         yield
     except KeyboardInterrupt:
-        raise Interrupted(f"interrupted while {doing}.") from None
+        raise Interrupted(line) from None
     finally:
-        if in_main:  # None: a handler not set from Python; the default one stands in
-            signal.signal(signal.SIGINT, previous or signal.default_int_handler)
+        for watchdog in watchdogs:
+            watchdog.cancel()
+        sys.unraisablehook = previous_hook
+        # None: a handler not set from Python; the default one stands in
+        signal.signal(signal.SIGINT, previous or signal.default_int_handler)
+    if watchdogs:  # interrupted, the KeyboardInterrupt lost, the work done meanwhile
+        raise Interrupted(line)
+
+
+def _exit_interrupted(line: str) -> None:
+    """The end of a Ctrl-C that the blocking work swallowed (from the watchdog's thread)."""
+    print(f"conceptcomb: {line}", file=sys.stderr, flush=True)
+    os._exit(130)
