@@ -76,6 +76,9 @@ class Column:
     items: TaskItems
     letter: str
     label: str
+    # The files its items were read from (several where a side's runs are averaged): what
+    # `column_of` finds a run of another reader (the report's ranking) by.
+    sources: list[str] = field(default_factory=list)
 
 
 def gather(
@@ -118,10 +121,11 @@ def _views(
     if not variants:
         for task in dict.fromkeys(t for side in all_sides for t in side.tasks):
             columns = [
-                Column(side.task(task), side.letter, side.label)
+                Column(side.task(task), side.letter, side.label,
+                       [items.source for items in side.tasks[task]])
                 for side in all_sides
                 if task in side.tasks
-            ]
+            ]  # fmt: skip
             found[task] = (columns, [])
     for number, row in enumerate(result.rows):
         pairing = row.pairing
@@ -135,9 +139,24 @@ def _views(
                     label = f"{label}: {items.task}" + "".join(
                         f"; {key}={value}" for key, value in sorted(items.settings.items())
                     )
-                columns.append(Column(items, letter, label))
+                columns.append(Column(items, letter, label, items.source.split(", ")))
         rows.append((number, row))
     return [(name, columns, rows) for name, (columns, rows) in found.items()]
+
+
+def column_of(data: dict[str, Any], task: str, sources: Sequence[str]) -> str | None:
+    """The letter of the column of view ``task`` in the page's ``data`` (`gather`) that holds
+    a run read from any of ``sources`` (a `TaskItems.source`, or a side's): how another
+    reader of the same files (the report's ranking, whose letters are its own) links a run
+    to the explorer. None where no column of the view came from those files."""
+    wanted = set(sources)
+    for view in data["views"]:
+        if view["name"] != task:
+            continue
+        for column in view["columns"]:
+            if wanted & set(column["sources"]):
+                return str(column["letter"])
+    return None
 
 
 def _side_label(all_sides: list[Side], letter: str) -> str:
@@ -291,6 +310,7 @@ def _column(
         "task": items.task,
         "framework": items.framework,
         "judge": judge_text(items.judge) if items.judged else None,
+        "sources": column.sources,
         "replies": replies,
         "values": values,
         "judged": judged,

@@ -281,24 +281,42 @@
     state.open = -1;
   }
 
-  // explore.html#task=NAME&a=LETTER&b=LETTER&metric=NAME (the report's links) opens there.
+  // explore.html#task=NAME&a=LETTER&b=LETTER&metric=NAME (the report's links) opens there:
+  // a ranking row's link names its run as A alone (B: another run of A's judge, else the
+  // first other run), a comparison's both. False where the link names no view of the page.
   function fromLink() {
     const wanted = new URLSearchParams(window.location.hash.slice(1));
     const found = data.views.findIndex((v) => v.name === wanted.get("task"));
     if (found < 0) {
-      return;
+      return false;
     }
     state.view = found;
     resetView();
     const v = view();
-    const letter = (name) => v.columns.findIndex((c) => c.letter === wanted.get(name));
-    if (letter("a") >= 0 && letter("b") >= 0) {
-      state.a = letter("a");
-      state.b = letter("b");
+    const letter = (name) => wanted.has(name)
+      ? v.columns.findIndex((c) => c.letter === wanted.get(name))
+      : -1;
+    const a = letter("a");
+    const b = letter("b");
+    if (a >= 0) {
+      state.a = a;
+      state.b = b >= 0 ? b : otherRun(v, a);
     }
     if (v.metrics.includes(wanted.get("metric"))) {
       state.metric = wanted.get("metric");
     }
+    return true;
+  }
+
+  // A B for run A alone: the first other run of A's judge (so that a judged metric pairs),
+  // else the first other run, else A itself (a view of one run).
+  function otherRun(v, a) {
+    const others = v.columns.map((c, n) => n).filter((n) => n !== a);
+    const same = others.find((n) => v.judge_groups[n] === v.judge_groups[a]);
+    if (same !== undefined) {
+      return same;
+    }
+    return others.length ? others[0] : a;
   }
 
   // --- the header: compare's row for A and B ----------------------------------------------
@@ -528,6 +546,12 @@
   resetView();
   fromLink();
   render();
+  // A link followed within the page (or the address edited) opens its view and runs.
+  window.addEventListener("hashchange", () => {
+    if (fromLink()) {
+      render();
+    }
+  });
   document.body.setAttribute("data-ready-ms", String(performance.now()));
   document.body.setAttribute("data-ready", "true");
 }());
