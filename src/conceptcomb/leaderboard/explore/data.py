@@ -14,9 +14,11 @@ pinned test item the evidence's id names.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,22 +44,48 @@ FORMAT = "conceptcomb-explorer/1"
 MOST_CHARS = 20_000
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while the page's data is gathered: gathering
+    makes millions of small objects that live until the page is written (every item's
+    evidence, values, strings) and no cycles worth collecting, so each collection walks
+    them all for nothing (on 10 runs of the full cggc_ood it cost a large part of the
+    write: docs/performance.md). Reference counting still frees what it can. The
+    collector is turned back on afterwards, error or not, if it was on before."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 @dataclass
 class Strings:
-    """Every text of the page once, by index (-1: none)."""
+    """Every text of the page once, by index (-1: none).
+
+    A text is cleaned (`_clean_text`) the first time it is added, not each time: a prompt's
+    instruction or a reply that many items or runs share is added once per item and run.
+    Two texts that clean to the same text still share one index."""
 
     texts: list[str] = field(default_factory=list)
-    index: dict[str, int] = field(default_factory=dict)
+    index: dict[str, int] = field(default_factory=dict)  # cleaned text -> its index
+    seen: dict[str, int] = field(default_factory=dict)  # text as added -> its index
 
     def add(self, value: Any) -> int:
         if value is None:
             return -1
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        text = _clean_text(text)
-        if text not in self.index:
-            self.index[text] = len(self.texts)
-            self.texts.append(text)
-        return self.index[text]
+        found = self.seen.get(text)
+        if found is None:
+            clean = _clean_text(text)
+            found = self.index.get(clean)
+            if found is None:
+                found = self.index[clean] = len(self.texts)
+                self.texts.append(clean)
+            self.seen[text] = found
+        return found
 
 
 def _clean_text(text: str) -> str:
@@ -88,7 +116,19 @@ def gather(
     n_resamples: int = stats.N_RESAMPLES,
     seed: int = stats.SEED,
 ) -> dict[str, Any]:
-    """The page's data: the runs, each task's view (items, columns, comparisons), notes."""
+    """The page's data: the runs, each task's view (items, columns, comparisons), notes
+    (gathered with the garbage collector paused: `collector_paused`)."""
+    with collector_paused():
+        return _gather(paths, data_dir, variants, n_resamples, seed)
+
+
+def _gather(
+    paths: Sequence[Path],
+    data_dir: str | None,
+    variants: list[tuple[str, str]] | None,
+    n_resamples: int,
+    seed: int,
+) -> dict[str, Any]:
     found = [read_argument(path, data_dir) for path in paths]
     all_sides = sides(list(paths), found)
     if variants is not None:
