@@ -200,3 +200,81 @@ def test_report_writes_the_explorer_and_links_it(
     from selenium.webdriver.support.ui import Select
 
     assert Select(driver.find_element("id", "view")).first_selected_option.text == TYPES
+
+
+def _selected(driver, element_id: str) -> str:
+    from selenium.webdriver.support.ui import Select
+
+    return Select(driver.find_element("id", element_id)).first_selected_option.text
+
+
+def _same_run(selected: str, letter: str, ranked: str) -> bool:
+    """The explorer's run ``letter`` is the ranking's run: the ranking labels a model's runs
+    of each judge apart ("model (framework) [judge key ...]"), the explorer one per file."""
+    shown = selected.removeprefix(f"{letter}: ")
+    return shown != selected and (ranked == shown or ranked.startswith(shown + " ["))
+
+
+def test_report_links_each_ranking_row_and_pair(
+    driver, runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Each ranking row's run links to it in the explorer (as A), each paired comparison to
+    its two runs (A and B), on the ranking's metric; followed in Chromium, the explorer
+    opens on them; a link followed within the explorer (``hashchange``) too."""
+    from html import unescape
+    from urllib.parse import parse_qs
+
+    from conceptcomb.leaderboard.explore.data import column_of
+    from conceptcomb.leaderboard.report.ranking import rank
+
+    paths = [runs["a"], runs["b"], runs["c"]]
+    out = tmp_path / "report"
+    code, printed = run_cli("report", *map(str, paths), "--out", str(out), "--no-plots")
+    assert code == 0, printed
+    rankings = rank(paths)
+    explorer = page_data(out / "explore.html")
+    assert column_of(explorer, TYPES, [str(runs["b"])]) == "B"
+    assert column_of(explorer, JUDGED, [str(runs["c"])]) == "C"
+    assert column_of(explorer, TYPES, [str(runs["c"])]) is None  # c has no ccpt_tp
+    report = (out / "ccpt.html").as_uri()
+    driver.get(report)
+    run_links = [(a.text, unescape(a.get_attribute("href").split("#", 1)[1]))
+                 for a in driver.find_elements("css selector", "a.explore-run")]  # fmt: skip
+    pair_links = [(a.text, unescape(a.get_attribute("href").split("#", 1)[1]))
+                  for a in driver.find_elements("css selector", "a.explore-pair")]  # fmt: skip
+    assert len(run_links) == sum(len(r.rows) for r in rankings) == 5
+    assert len(pair_links) == sum(len(r.comparisons) for r in rankings) == 2
+    metrics = {r.task: r.metric for r in rankings}
+    for n, (label, fragment) in enumerate(run_links):
+        wanted = {key: value[0] for key, value in parse_qs(fragment).items()}
+        assert (
+            set(wanted) == {"task", "a", "metric"} and wanted["metric"] == metrics[wanted["task"]]
+        )
+        driver.get(report)
+        driver.find_elements("css selector", "a.explore-run")[n].click()
+        assert driver.execute_script("return document.body.getAttribute('data-ready')") == "true"
+        assert _selected(driver, "view") == wanted["task"]
+        assert _same_run(_selected(driver, "run-a"), wanted["a"], label)
+        assert _selected(driver, "metric") == wanted["metric"]
+    for n, (label, fragment) in enumerate(pair_links):
+        wanted = {key: value[0] for key, value in parse_qs(fragment).items()}
+        driver.get(report)
+        driver.find_elements("css selector", "a.explore-pair")[n].click()
+        assert driver.execute_script("return document.body.getAttribute('data-ready')") == "true"
+        first, second = label.split(" − ")
+        assert _same_run(_selected(driver, "run-a"), wanted["a"], first)
+        assert _same_run(_selected(driver, "run-b"), wanted["b"], second)
+        index, flipped = header_row(driver)  # compare's row for the pair heads the view
+        row = _compared(runs)["comparisons"][index]
+        assert (row["task"], row["metric"]) == (wanted["task"], wanted["metric"])
+        pair = (row["run_b"], row["run_a"]) if flipped else (row["run_a"], row["run_b"])
+        assert pair == (wanted["a"], wanted["b"])
+    # Within the page: a new hash opens its view and runs without loading the page again.
+    driver.execute_script("window.notReloaded = true;")
+    fragment = next(f for _, f in run_links if f"task={TYPES}" in f and "a=B" in f)
+    driver.execute_script("window.location.hash = arguments[0];", fragment)
+    assert _selected(driver, "view") == TYPES
+    assert _selected(driver, "run-a").startswith("B: ") and _selected(driver, "run-b").startswith(
+        "A: "
+    )
+    assert driver.execute_script("return window.notReloaded === true;")

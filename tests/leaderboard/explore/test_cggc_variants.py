@@ -99,3 +99,65 @@ def test_variants_view(driver, scored: dict[str, Path], tmp_path: Path) -> None:
     wanted = structure[expected[0]]
     choose_field(driver, "structure type", wanted)
     assert shown_ids(driver) == [k for k in expected if structure[k] == wanted]
+
+
+ROWS = """
+return Array.from(document.querySelectorAll('.matrix .row'), (row) => [
+  parseFloat(row.style.top), row.dataset.id, row.querySelector('.cluster').textContent]);
+"""
+
+
+def _rows(driver) -> list[tuple[str, str]]:
+    """(item id, its cluster label) of every row the matrix draws, top to bottom (the
+    test's few items are all drawn: no scrolling)."""
+    shown = int(driver.find_element("id", "count").get_attribute("data-shown"))
+    rows = sorted(driver.execute_script(ROWS))
+    assert len(rows) == shown
+    return [(item, label) for _, item, label in rows]
+
+
+def test_clusters_where_the_method_clusters(
+    driver, scored: dict[str, Path], tmp_path: Path
+) -> None:
+    """CGGC's comparisons resample concept sets (`TaskItems.units`): under a sort by A - B
+    each row says its concept set's mean A - B and number of items, and "by concept set:
+    mean A - B" orders the sets by it; both as computed here from the scored samples."""
+    code, printed = run_cli("explore", str(scored["bundle"]), "--variants", "--out",
+                            str(tmp_path))  # fmt: skip
+    assert code == 0, printed
+    page = tmp_path / "explore.html"
+    data = page_data(page)
+    (view,) = data["views"]
+    a, b = (_per_item(scored[task], task) for task in ORDERS)
+    key = {item["id"]: item["id"].split(":", 1)[1] for item in view["items"]}
+    position = {item["id"]: item["n"] for item in view["items"]}
+    unit = {shown: str(a[k]["doc"]["concept_set_idx"]) for shown, k in key.items()}
+    assert view["unit"] == "concept set" and all(
+        item["unit"] == unit[item["id"]] for item in view["items"]
+    )
+    diff = {
+        shown: a[k]["metrics"]["coverage"] - b[k]["metrics"]["coverage"] for shown, k in key.items()
+    }
+    members: dict[str, list[str]] = {}
+    for shown in key:
+        members.setdefault(unit[shown], []).append(shown)
+    mean = {u: sum(diff[k] for k in ids) / len(ids) for u, ids in members.items()}
+    assert len(members) < len(key), "the test's items share no concept set"
+    open_page(driver, page)
+    choose(driver, "metric", "coverage")
+    index, _ = header_row(driver)
+    code, printed = run_cli("compare", str(scored["bundle"]), "--variants", "--json")
+    assert code == 0, printed
+    row = json.loads(printed)["comparisons"][index]
+    assert row["unit"] == "concept set" and row["clusters"] == len(members)
+    assert [label for _, label in _rows(driver)] == [""] * len(key)  # by item: no clusters
+    choose(driver, "sort", "desc")
+    label = {k: f"mean {mean[unit[k]]:+.2f} ({len(members[unit[k]])})" for k in key}
+    shown = _rows(driver)
+    assert [item for item, _ in shown] == sorted(key, key=lambda k: (-diff[k], position[k]))
+    assert all(text == label[item] for item, text in shown)
+    choose(driver, "sort", "unit")
+    by_set = sorted(key, key=lambda k: (-mean[unit[k]], unit[k], -diff[k], position[k]))
+    assert [item for item, _ in _rows(driver)] == by_set
+    assert all(text == label[item] for item, text in _rows(driver))
+    assert "by concept set: mean A - B" in driver.find_element("id", "sort").text

@@ -14,9 +14,11 @@ pinned test item the evidence's id names.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,22 +44,48 @@ FORMAT = "conceptcomb-explorer/1"
 MOST_CHARS = 20_000
 
 
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while the page's data is gathered: gathering
+    makes millions of small objects that live until the page is written (every item's
+    evidence, values, strings) and no cycles worth collecting, so each collection walks
+    them all for nothing (on 10 runs of the full cggc_ood it cost a large part of the
+    write: docs/performance.md). Reference counting still frees what it can. The
+    collector is turned back on afterwards, error or not, if it was on before."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 @dataclass
 class Strings:
-    """Every text of the page once, by index (-1: none)."""
+    """Every text of the page once, by index (-1: none).
+
+    A text is cleaned (`_clean_text`) the first time it is added, not each time: a prompt's
+    instruction or a reply that many items or runs share is added once per item and run.
+    Two texts that clean to the same text still share one index."""
 
     texts: list[str] = field(default_factory=list)
-    index: dict[str, int] = field(default_factory=dict)
+    index: dict[str, int] = field(default_factory=dict)  # cleaned text -> its index
+    seen: dict[str, int] = field(default_factory=dict)  # text as added -> its index
 
     def add(self, value: Any) -> int:
         if value is None:
             return -1
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        text = _clean_text(text)
-        if text not in self.index:
-            self.index[text] = len(self.texts)
-            self.texts.append(text)
-        return self.index[text]
+        found = self.seen.get(text)
+        if found is None:
+            clean = _clean_text(text)
+            found = self.index.get(clean)
+            if found is None:
+                found = self.index[clean] = len(self.texts)
+                self.texts.append(clean)
+            self.seen[text] = found
+        return found
 
 
 def _clean_text(text: str) -> str:
@@ -76,6 +104,9 @@ class Column:
     items: TaskItems
     letter: str
     label: str
+    # The files its items were read from (several where a side's runs are averaged): what
+    # `column_of` finds a run of another reader (the report's ranking) by.
+    sources: list[str] = field(default_factory=list)
 
 
 def gather(
@@ -85,7 +116,19 @@ def gather(
     n_resamples: int = stats.N_RESAMPLES,
     seed: int = stats.SEED,
 ) -> dict[str, Any]:
-    """The page's data: the runs, each task's view (items, columns, comparisons), notes."""
+    """The page's data: the runs, each task's view (items, columns, comparisons), notes
+    (gathered with the garbage collector paused: `collector_paused`)."""
+    with collector_paused():
+        return _gather(paths, data_dir, variants, n_resamples, seed)
+
+
+def _gather(
+    paths: Sequence[Path],
+    data_dir: str | None,
+    variants: list[tuple[str, str]] | None,
+    n_resamples: int,
+    seed: int,
+) -> dict[str, Any]:
     found = [read_argument(path, data_dir) for path in paths]
     all_sides = sides(list(paths), found)
     if variants is not None:
@@ -118,10 +161,11 @@ def _views(
     if not variants:
         for task in dict.fromkeys(t for side in all_sides for t in side.tasks):
             columns = [
-                Column(side.task(task), side.letter, side.label)
+                Column(side.task(task), side.letter, side.label,
+                       [items.source for items in side.tasks[task]])
                 for side in all_sides
                 if task in side.tasks
-            ]
+            ]  # fmt: skip
             found[task] = (columns, [])
     for number, row in enumerate(result.rows):
         pairing = row.pairing
@@ -135,9 +179,24 @@ def _views(
                     label = f"{label}: {items.task}" + "".join(
                         f"; {key}={value}" for key, value in sorted(items.settings.items())
                     )
-                columns.append(Column(items, letter, label))
+                columns.append(Column(items, letter, label, items.source.split(", ")))
         rows.append((number, row))
     return [(name, columns, rows) for name, (columns, rows) in found.items()]
+
+
+def column_of(data: dict[str, Any], task: str, sources: Sequence[str]) -> str | None:
+    """The letter of the column of view ``task`` in the page's ``data`` (`gather`) that holds
+    a run read from any of ``sources`` (a `TaskItems.source`, or a side's): how another
+    reader of the same files (the report's ranking, whose letters are its own) links a run
+    to the explorer. None where no column of the view came from those files."""
+    wanted = set(sources)
+    for view in data["views"]:
+        if view["name"] != task:
+            continue
+        for column in view["columns"]:
+            if wanted & set(column["sources"]):
+                return str(column["letter"])
+    return None
 
 
 def _side_label(all_sides: list[Side], letter: str) -> str:
@@ -291,6 +350,7 @@ def _column(
         "task": items.task,
         "framework": items.framework,
         "judge": judge_text(items.judge) if items.judged else None,
+        "sources": column.sources,
         "replies": replies,
         "values": values,
         "judged": judged,

@@ -23,7 +23,7 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from conceptcomb.benchmarks import benchmarks, get
 from conceptcomb.common.errors import ConfigError, DataFormatError
@@ -90,7 +90,10 @@ def write_report(
         [table for tables in found.values() for table in tables], data_dir
     )
     rankings = _rankings(runs, paths, data_dir)
-    explored = _explorer(paths, out, data_dir, written)
+    explorer = _explorer(paths, out, data_dir, written)
+    explored = [view["name"] for view in explorer["views"]] if explorer else []
+    if explorer:
+        link_rankings(rankings, explorer)
     for benchmark, tables in found.items():
         sections, markdown = [], [f"## {get(benchmark).title}\n"]
         for table in tables:
@@ -121,22 +124,48 @@ def write_report(
 
 def _explorer(
     paths: list[Path] | None, out: Path, data_dir: str | None, written: Written
-) -> list[str]:
+) -> dict[str, Any] | None:
     """The item explorer of the runs (`conceptcomb.leaderboard.explore`) beside the pages:
-    the names of its views (tasks), linked from each benchmark's page."""
+    its data (views named by task, columns with the files they were read from), linked
+    from each benchmark's page; None where it was not written."""
     if not paths:
-        return []
+        return None
     from conceptcomb.leaderboard.explore import data, page
 
     try:
         found = data.gather(paths, data_dir)
     except Exception as err:  # the report stands without it: said, not hidden
         written.warnings.append(f"the item explorer was not written ({type(err).__name__}: {err})")
-        return []
+        return None
     if not found["views"]:
-        return []
+        return None
     written.files.append(page.write(found, out))
-    return [view["name"] for view in found["views"]]
+    return found
+
+
+def link_rankings(rankings: list[TaskRanking], explorer: dict[str, Any]) -> None:
+    """Each ranking row to its run in the explorer (``a`` alone) and each paired comparison
+    to its two runs (``a`` and ``b``), on the ranking's metric. The ranking's letters are its
+    own (one side per model and judge over all the report's files); the explorer's columns
+    are found by the files their runs were read from (`explore.data.column_of`). A row whose
+    run the explorer does not show is left unlinked."""
+    from conceptcomb.leaderboard.explore.data import column_of
+
+    for ranking in rankings:
+        letters: dict[str, str] = {}
+        for row in ranking.rows:
+            runs = row.side.tasks.get(ranking.task, [])
+            letter = column_of(explorer, ranking.task, [items.source for items in runs])
+            if letter is None:
+                continue
+            letters[row.side.letter] = letter
+            row.explore = page_link(ranking.task, a=letter, metric=ranking.metric)
+        for comparison in ranking.comparisons:
+            a, b = letters.get(comparison.a), letters.get(comparison.b)
+            if a and b and a != b:
+                ranking.pair_links[(comparison.a, comparison.b)] = page_link(
+                    ranking.task, a, b, ranking.metric
+                )
 
 
 def _explorer_links(explored: list[str], benchmark: str) -> list[str]:
@@ -155,14 +184,18 @@ def _explorer_links(explored: list[str], benchmark: str) -> list[str]:
     ]
 
 
-def page_link(view: str, a: str | None = None, b: str | None = None) -> str:
-    """explore.html opened on a view (and runs A and B, by letter)."""
+def page_link(
+    view: str, a: str | None = None, b: str | None = None, metric: str | None = None
+) -> str:
+    """explore.html opened on a view (and run A, and B, by letter; and a metric), escaped
+    for an HTML attribute."""
     from html import escape
     from urllib.parse import quote
 
-    link = f"explore.html#task={quote(view)}"
-    if a and b:
-        link += f"&a={quote(a)}&b={quote(b)}"
+    link = f"explore.html#task={quote(view, safe='')}"
+    for key, value in (("a", a), ("b", b), ("metric", metric)):
+        if value:
+            link += f"&{key}={quote(value, safe='')}"
     return escape(link)
 
 

@@ -50,6 +50,7 @@ class Ranked:
     interval: stats.Interval | None
     low: int  # rank interval
     high: int
+    explore: str | None = None  # its link into the item explorer (`build.link_rankings`)
 
     @property
     def rank(self) -> str:
@@ -67,6 +68,8 @@ class TaskRanking:
     notes: list[str] = field(default_factory=list)
     judge: str | None = None  # a judged metric's: the judge of every run ranked (one line)
     part: str = ""  # the ranking's name part where a task has one per judge ("" alone)
+    # (letter A, letter B) of a comparison -> its link into the item explorer (escaped)
+    pair_links: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -238,10 +241,16 @@ def stats_method(interval: stats.Interval | None) -> str:
     return interval.method
 
 
+def _run_cell(row: Ranked) -> str:
+    label = html.escape(row.side.label)
+    if row.explore:
+        label = f'<a class="explore-run" href="{row.explore}">{label}</a>'
+    return f'<td class="name">{label}</td>'
+
+
 def html_table(ranking: TaskRanking) -> str:
     rows = "".join(
-        f'<tr class="ours"><td class="num">{row.rank}</td>'
-        f'<td class="name">{html.escape(row.side.label)}</td>'
+        f'<tr class="ours"><td class="num">{row.rank}</td>{_run_cell(row)}'
         f'<td class="num">{html.escape(value_text(row.interval))}</td>'
         f'<td class="num">{row.interval.n if row.interval else "–"}</td>'
         f"<td>{html.escape(stats_method(row.interval))}</td></tr>"
@@ -254,8 +263,47 @@ def html_table(ranking: TaskRanking) -> str:
         f"<h2>{html.escape(_title(ranking))}</h2>"
         '<div class="scroll"><table><thead><tr><th>rank</th><th class="name">run</th>'
         "<th>value [95% CI]</th><th>items</th><th>interval</th></tr></thead>"
-        f'<tbody>{rows}</tbody></table></div><ul class="notes">{notes}</ul>'
+        f'<tbody>{rows}</tbody></table></div><ul class="notes">{notes}</ul>' + pairs_html(ranking)
     )
+
+
+def pairs_html(ranking: TaskRanking) -> str:
+    """The ranking's paired comparisons, each linked to its items in the explorer (only
+    where the report wrote the explorer and linked them: `build.link_rankings`)."""
+    if not ranking.pair_links:
+        return ""
+    labels = {row.side.letter: row.side.label for row in ranking.rows}
+    rows = []
+    for row in ranking.comparisons:
+        link = ranking.pair_links.get((row.a, row.b))
+        if link is None:
+            continue
+        r = row.result
+        what = html.escape(f"{labels.get(row.a, row.a)} − {labels.get(row.b, row.b)}")
+        rows.append(
+            f'<tr class="ours"><td class="name"><a class="explore-pair" href="{link}">{what}</a>'
+            f'</td><td class="num">{_signed(r.difference)} [{_signed(r.lower)}, '
+            f'{_signed(r.upper)}]</td><td class="num">{_p(row.p_holm)}</td>'
+            f'<td class="num">{r.n}</td></tr>'
+        )
+    if not rows:
+        return ""
+    return (
+        f"<h3>{html.escape(ranking.task)}: each pair's items in the explorer</h3>"
+        '<div class="scroll"><table><thead><tr><th class="name">A − B</th>'
+        f"<th>{html.escape(ranking.metric)} difference [95% CI]</th><th>p Holm</th>"
+        f"<th>items</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def _signed(value: float | None) -> str:
+    return "–" if value is None or not math.isfinite(value) else f"{value:+.2f}"
+
+
+def _p(value: float | None) -> str:
+    if value is None or not math.isfinite(value):
+        return "–"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
 def _oriented(ranking: TaskRanking) -> list[tuple[str, str, float, float, float, bool]]:

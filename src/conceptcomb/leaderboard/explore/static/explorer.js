@@ -115,6 +115,48 @@
     return x === null || y === null || x === undefined || y === undefined ? null : x - y;
   }
 
+  // --- clusters: A - B per unit (CCPT's noun phrase, CGGC's concept set) --------------------
+  // compare's method resamples whole units where the items share them; so the page shows
+  // each unit's mean A - B over its items where both runs have a value (all the view's
+  // items, whatever is filtered), and sorts by it. Computed once per view, A, B and metric.
+  let clusterCache = { key: "", means: new Map() };
+
+  function clusterMeans(v) {
+    const key = [state.view, state.a, state.b, state.metric].join(":");
+    if (clusterCache.key !== key) {
+      const sums = new Map();
+      for (const item of v.items) {
+        const d = item.unit === null ? null : differenceOf(v, item.n);
+        if (d === null) {
+          continue;
+        }
+        const found = sums.get(item.unit) || { sum: 0, n: 0 };
+        found.sum += d;
+        found.n += 1;
+        sums.set(item.unit, found);
+      }
+      const means = new Map();
+      for (const [unit, found] of sums) {
+        means.set(unit, { mean: found.sum / found.n, n: found.n });
+      }
+      clusterCache = { key: key, means: means };
+    }
+    return clusterCache.means;
+  }
+
+  function clustered(v) {
+    return Boolean(v.unit) && v.items.some((item) => item.unit !== null);
+  }
+
+  // "mean +0.50 (3)": the item's unit's mean A - B and its number of items.
+  function clusterLabel(v, item) {
+    if (state.sort === "id" || item.unit === null) {
+      return "";
+    }
+    const found = clusterMeans(v).get(item.unit);
+    return found ? "mean " + fixed(found.mean, 2, true) + " (" + found.n + ")" : "";
+  }
+
   // --- which items, in which order --------------------------------------------------------
   function matches(v, item, needle) {
     if (!needle) {
@@ -157,6 +199,9 @@
       }
       return matches(v, item, needle);
     });
+    if (state.sort === "unit") {
+      return byUnit(v, found);
+    }
     if (state.sort !== "id") {
       const key = (item) => {
         const d = differenceOf(v, item.n);
@@ -175,6 +220,29 @@
       return keyed.map((pair) => pair[1]);
     }
     return found;
+  }
+
+  // Units by their mean A - B, largest first (units without one last, by name); within a
+  // unit its items by A - B, largest first (none last); then in the view's order.
+  function byUnit(v, found) {
+    const means = clusterMeans(v);
+    const keyed = found.map((item) => {
+      const unit = item.unit === null ? null : means.get(item.unit);
+      return [unit ? -unit.mean : null, item.unit === null ? "" : item.unit,
+        differenceOf(v, item.n), item];
+    });
+    const nullsLast = (x, y) => (x === null) - (y === null);
+    keyed.sort((x, y) => {
+      const byMean = nullsLast(x[0], y[0]) || (x[0] === null ? 0 : x[0] - y[0]);
+      if (byMean) {
+        return byMean;
+      }
+      if (x[1] !== y[1]) {
+        return x[1] < y[1] ? -1 : 1;
+      }
+      return nullsLast(x[2], y[2]) || (x[2] === null ? 0 : y[2] - x[2]) || x[3].n - y[3].n;
+    });
+    return keyed.map((entry) => entry[3]);
   }
 
   // --- the controls ---------------------------------------------------------------------
@@ -222,7 +290,8 @@
       ["id", "by item", state.sort === "id"],
       ["desc", "A - B, largest first", state.sort === "desc"],
       ["asc", "A - B, smallest first", state.sort === "asc"],
-      ["abs", "|A - B|, largest first", state.sort === "abs"]
+      ["abs", "|A - B|, largest first", state.sort === "abs"],
+      ...(clustered(v) ? [["unit", "by " + v.unit + ": mean A - B", state.sort === "unit"]] : [])
     ], (value) => {
       state.sort = value;
       render();
@@ -279,26 +348,47 @@
     state.metric = v.metrics.find((m) => compared.has(m)) || v.metrics[0] || "";
     state.filters = {};
     state.open = -1;
+    if (state.sort === "unit" && !clustered(v)) {
+      state.sort = "id";
+    }
   }
 
-  // explore.html#task=NAME&a=LETTER&b=LETTER&metric=NAME (the report's links) opens there.
+  // explore.html#task=NAME&a=LETTER&b=LETTER&metric=NAME (the report's links) opens there:
+  // a ranking row's link names its run as A alone (B: another run of A's judge, else the
+  // first other run), a comparison's both. False where the link names no view of the page.
   function fromLink() {
     const wanted = new URLSearchParams(window.location.hash.slice(1));
     const found = data.views.findIndex((v) => v.name === wanted.get("task"));
     if (found < 0) {
-      return;
+      return false;
     }
     state.view = found;
     resetView();
     const v = view();
-    const letter = (name) => v.columns.findIndex((c) => c.letter === wanted.get(name));
-    if (letter("a") >= 0 && letter("b") >= 0) {
-      state.a = letter("a");
-      state.b = letter("b");
+    const letter = (name) => wanted.has(name)
+      ? v.columns.findIndex((c) => c.letter === wanted.get(name))
+      : -1;
+    const a = letter("a");
+    const b = letter("b");
+    if (a >= 0) {
+      state.a = a;
+      state.b = b >= 0 ? b : otherRun(v, a);
     }
     if (v.metrics.includes(wanted.get("metric"))) {
       state.metric = wanted.get("metric");
     }
+    return true;
+  }
+
+  // A B for run A alone: the first other run of A's judge (so that a judged metric pairs),
+  // else the first other run, else A itself (a view of one run).
+  function otherRun(v, a) {
+    const others = v.columns.map((c, n) => n).filter((n) => n !== a);
+    const same = others.find((n) => v.judge_groups[n] === v.judge_groups[a]);
+    if (same !== undefined) {
+      return same;
+    }
+    return others.length ? others[0] : a;
   }
 
   // --- the header: compare's row for A and B ----------------------------------------------
@@ -407,7 +497,11 @@
     node.setAttribute("data-id", item.id);
     node.appendChild(el("div", { className: "id" }, [
       el("span", { className: "item-id", text: item.id }),
-      el("span", { className: "unit", text: item.unit || "" })
+      // The unit's mean first: a long noun phrase is cut at the cell's end, not the mean.
+      el("span", { className: "unit" }, [
+        el("span", { className: "cluster", text: clusterLabel(v, item) }),
+        document.createTextNode(item.unit || "")
+      ])
     ]));
     node.appendChild(el("div", { className: "diff", text: fixed(d, 2, true) }));
     v.columns.forEach((c, column) => node.appendChild(cell(v, column, item)));
@@ -528,6 +622,12 @@
   resetView();
   fromLink();
   render();
+  // A link followed within the page (or the address edited) opens its view and runs.
+  window.addEventListener("hashchange", () => {
+    if (fromLink()) {
+      render();
+    }
+  });
   document.body.setAttribute("data-ready-ms", String(performance.now()));
   document.body.setAttribute("data-ready", "true");
 }());
