@@ -72,6 +72,7 @@ import sysconfig
 import tarfile
 import time
 import tomllib
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -254,12 +255,19 @@ def normalized(name: str) -> str:
     return re.sub(r"[-_.]+", "_", name).lower()
 
 
+def distribution(info: Path) -> str:
+    """``Some_Name`` of ``Some_Name-1.0.dist-info``, normalized."""
+    return normalized(info.name.removesuffix(".dist-info").rsplit("-", 1)[0])
+
+
+def infos_of(site: Path, name: str) -> list[Path]:
+    return [info for info in site.glob("*.dist-info") if distribution(info) == normalized(name)]
+
+
 def owned_files(site: Path, name: str) -> set[PurePosixPath]:
     """The files the installed distribution ``name`` holds in ``site`` (its RECORD)."""
     owned: set[PurePosixPath] = set()
-    for info in site.glob("*.dist-info"):
-        if normalized(info.name.rsplit("-", 1)[0]) != normalized(name):
-            continue
+    for info in infos_of(site, name):
         owned.add(PurePosixPath(info.name))
         record = info / "RECORD"
         if record.is_file():
@@ -272,8 +280,7 @@ def owned_files(site: Path, name: str) -> set[PurePosixPath]:
 
 def dependencies_key(site: Path, name: str) -> str:
     """What the environments link to: the interpreter and every distribution but ours."""
-    names = sorted(p.name for p in site.glob("*.dist-info")
-                   if normalized(p.name.rsplit("-", 1)[0]) != normalized(name))  # fmt: skip
+    names = sorted(p.name for p in site.glob("*.dist-info") if distribution(p) != normalized(name))
     text = "\n".join([sys.version, str(site), *names])
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
@@ -423,29 +430,40 @@ def build_env(source: Path, venv: Path, cache: Path) -> None:
     if len(built) != 1:
         raise RuntimeError(f"building {source} made {len(built)} wheels, not one")
     run_checked([sys.executable, "-m", "venv", "--without-pip", str(venv)])
-    here = site_packages(Path(sys.prefix))
-    owned = owned_files(here, name)
-    link_overlay(here, site_packages(venv), owned)
+    here, site = site_packages(Path(sys.prefix)), site_packages(venv)
+    with zipfile.ZipFile(built[0]) as wheel:  # what the install writes, to be made here
+        wheel_files = {PurePosixPath(n) for n in wheel.namelist() if ".data/" not in n}
+    link_overlay(here, site, owned_files(here, name) | wheel_files)
+    # pip must neither see this environment's installed copy nor write through a link:
+    if infos_of(site, name):
+        raise RuntimeError(f"{site}: {name}'s installed metadata was linked, not left out")
+    for path in wheel_files:
+        if not is_inside(site / path, site):
+            raise RuntimeError(f"{site / path} leads out of {site}: not installed there")
     link_scripts(Path(sys.prefix) / "bin", venv, scripts_of(here, name))
-    for entry in Path(sys.prefix).iterdir():  # share/ (data some packages look for), ...
-        if not os.path.lexists(venv / entry.name):
-            os.symlink(entry, venv / entry.name)
     run_checked([str(venv / "bin" / "python"), "-m", "pip", "install", "--isolated", "--quiet",
                  "--no-deps", "--no-index", str(built[0])])  # fmt: skip
+    for entry in Path(sys.prefix).iterdir():  # share/ (data some packages look for), ...
+        if not os.path.lexists(venv / entry.name):  # after the install: none written through
+            os.symlink(entry, venv / entry.name)
+
+
+def is_inside(path: Path, root: Path) -> bool:
+    """Whether ``path`` (existing or not) resolves inside ``root`` (no link leads out)."""
+    return Path(os.path.realpath(path)).is_relative_to(os.path.realpath(root))
 
 
 def scripts_of(site: Path, name: str) -> set[str]:
     """The console scripts the installed ``name`` put in ``bin/`` (its entry points)."""
     scripts: set[str] = set()
-    for info in site.glob("*.dist-info"):
-        if normalized(info.name.rsplit("-", 1)[0]) == normalized(name):
-            points = info / "entry_points.txt"
-            section = ""
-            for line in points.read_text().splitlines() if points.is_file() else []:
-                if line.startswith("["):
-                    section = line.strip("[] ")
-                elif "=" in line and section in ("console_scripts", "gui_scripts"):
-                    scripts.add(line.split("=", 1)[0].strip())
+    for info in infos_of(site, name):
+        points = info / "entry_points.txt"
+        section = ""
+        for line in points.read_text().splitlines() if points.is_file() else []:
+            if line.startswith("["):
+                section = line.strip("[] ")
+            elif "=" in line and section in ("console_scripts", "gui_scripts"):
+                scripts.add(line.split("=", 1)[0].strip())
     return scripts
 
 
