@@ -196,6 +196,13 @@ def benchmark_name(repo: Path, name: str, sha: str, ref_script: bool) -> str:
     return f"benchmarks/{found}"
 
 
+def describe_tree(repo: Path) -> str:
+    """``HEAD 1234567`` and whether the tree holds changes not committed."""
+    head = git(repo, "rev-parse", "--short", "HEAD").stdout.strip()
+    changed = git(repo, "status", "--porcelain", "--untracked-files=normal").stdout.strip()
+    return f"HEAD {head}" + (" and changes not committed" if changed else "")
+
+
 def export_commit(repo: Path, sha: str, target: Path) -> None:
     done = git(repo, "archive", "--format=tar", sha, data=True)
     if done.returncode != 0:
@@ -535,15 +542,14 @@ def run_once(side: Side, script_root: Path, script: str, args: list[str], log: P
     env = clean_env(side.venv)
     started, at = time.perf_counter(), os.getloadavg()[0]
     done = subprocess.run([str(side.python), str(script_root / script), *args],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                          cwd=script_root, env=env)  # fmt: skip
+                          capture_output=True, text=True, cwd=script_root, env=env)  # fmt: skip
     seconds = time.perf_counter() - started
-    log.write_text(done.stdout)
-    figures = parse_figures(done.stdout)
+    log.write_text(f"{done.stdout}\n--- stderr ---\n{done.stderr}")
+    figures = parse_figures(done.stdout)  # not stderr: its progress bars may cut a line
     print(f"  {side.label}: {seconds:.1f} s, {len(figures)} figures, load {at:.2f} at its "
           f"start; output {log}", flush=True)  # fmt: skip
     if done.returncode != 0:
-        tail = "\n".join(done.stdout.splitlines()[-30:])
+        tail = "\n".join([*done.stdout.splitlines()[-15:], *done.stderr.splitlines()[-15:]])
         raise Failed(f"{side.label}'s run ended with {done.returncode}; its last lines:\n{tail}")
     return done.stdout
 
@@ -629,7 +635,8 @@ def compare_sides(args: argparse.Namespace, repo: Path, sha: str, script: str, r
     logs = cache / "runs" / time.strftime("%Y%m%d-%H%M%S")
     logs.mkdir(parents=True, exist_ok=True)
     copy = "each side's own copy" if args.ref_script else "the tree's copy in both"
-    print(f"{script} {' '.join(rest)}: {args.rounds} rounds, {copy}", flush=True)
+    command = " ".join([script, *rest])
+    print(f"{command}: {args.rounds} rounds, {copy}", flush=True)
     runs: list[tuple[str, dict[str, tuple[float, str]]]] = []
     current = 0
     for round_, side in order(args.rounds):
@@ -643,8 +650,8 @@ def compare_sides(args: argparse.Namespace, repo: Path, sha: str, script: str, r
     end_load = load()
     table = compare(runs)
     print()
-    print(f"{script} {' '.join(rest)}".rstrip())
-    print(f"REF {sha[:12]} against the tree ({tree.source.parent.name}), {args.rounds} rounds "
+    print(command)
+    print(f"REF {sha[:12]} against the tree ({describe_tree(repo)}), {args.rounds} rounds "
           f"(order A B B A ...); ratio: tree / REF of the medians; spread: of the "
           f"per-round ratios")  # fmt: skip
     if table:
