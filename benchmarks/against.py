@@ -1,13 +1,15 @@
 """A benchmark of ``benchmarks/``, side by side: a git commit against the working tree.
 
-    python benchmarks/against.py REF [--rounds 5] [--ref-script] -- BENCHMARK [ARGS...]
+    python benchmarks/against.py REF [--rounds 5] [--warmup 0] [--ref-script] -- BENCHMARK
+        [ARGS...]
 
 Builds an environment for the commit REF and one for the working tree, runs
 ``benchmarks/BENCHMARK`` (``.py`` may be left out) with ARGS alternately in both, ``--rounds``
-rounds in the order A B B A A B ... (A: REF, B: the tree), and prints, for each figure the
-runs printed, the median of REF's runs, the median of the tree's, the ratio tree / REF of
-the medians and the spread of the per-round ratios (min to max), with the load average at
-the start and at the end. Each run's whole output is kept in a log folder it names.
+rounds in the order A B B A A B ... (A: REF, B: the tree; ``--warmup`` rounds before them,
+not counted), and prints, for each figure the runs printed, the median of REF's runs, the
+median of the tree's, the ratio tree / REF of the medians and the spread of the per-round
+ratios (min to max), with the load average at the start and at the end. Each run's whole
+output is kept in a log folder it names.
 
 **Figures.** A benchmark reports what it measured in lines of the form
 
@@ -77,7 +79,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-USAGE = "against.py REF [--rounds N] [--ref-script] -- BENCHMARK [ARGS...]"
+USAGE = "against.py REF [--rounds N] [--warmup N] [--ref-script] -- BENCHMARK [ARGS...]"
 FIGURE = re.compile(r"^figure: (?P<name>.+) = (?P<value>\S+)(?: (?P<unit>\S.*?))?\s*$")
 DEFAULT_CACHE = Path.home() / ".cache" / "conceptcomb" / "against"
 TREES_KEPT = 3  # the tree's environments kept in the cache, newest first
@@ -593,6 +595,13 @@ def main(argv: list[str] | None = None) -> int:
         default=Path(os.environ.get("CONCEPTCOMB_AGAINST_CACHE") or DEFAULT_CACHE),
         help=f"where the environments are kept ({DEFAULT_CACHE})",
     )
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=0,
+        help="rounds run first and not counted (a first run that fills caches or the "
+        "page cache is slower; 0)",
+    )
     parser.add_argument("--rebuild", action="store_true", help="build both environments again")
     if any(flag in argv[: argv.index("--") if "--" in argv else len(argv)]
            for flag in ("-h", "--help")):  # fmt: skip
@@ -603,6 +612,8 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(ours)
         if args.rounds < 1:
             raise Refused(f"--rounds {args.rounds}: give 1 or more")
+        if args.warmup < 0:
+            raise Refused(f"--warmup {args.warmup}: give 0 or more")
         repo = args.repo.resolve()
         if git(repo, "rev-parse", "--git-dir").returncode != 0:
             raise Refused(f"--repo {repo} is not a git repository: give the repository's folder")
@@ -620,6 +631,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def compare_sides(args: argparse.Namespace, repo: Path, sha: str, script: str, rest: list[str]):
     cache = args.cache.expanduser().resolve()
+    described = describe_tree(repo)
     start_load = load()
     print(f"load average at start: {start_load} ({os.cpu_count()} CPUs)", flush=True)
     with locked(cache):
@@ -639,19 +651,21 @@ def compare_sides(args: argparse.Namespace, repo: Path, sha: str, script: str, r
     print(f"{command}: {args.rounds} rounds, {copy}", flush=True)
     runs: list[tuple[str, dict[str, tuple[float, str]]]] = []
     current = 0
-    for round_, side in order(args.rounds):
+    for round_, side in order(args.warmup + args.rounds):
+        counted = round_ - args.warmup
         if round_ != current:
             current = round_
-            print(f"round {round_}", flush=True)
+            print(f"round {counted}" if counted > 0 else "warm-up, not counted", flush=True)
         root = sides[side].source if args.ref_script else tree.source
-        log = logs / f"{round_}-{side}.txt"
+        log = logs / (f"{counted}-{side}.txt" if counted > 0 else f"warmup{round_}-{side}.txt")
         output = run_once(sides[side], root, script, rest, log)
-        runs.append((side, parse_figures(output)))
+        if counted > 0:
+            runs.append((side, parse_figures(output)))
     end_load = load()
     table = compare(runs)
     print()
     print(command)
-    print(f"REF {sha[:12]} against the tree ({describe_tree(repo)}), {args.rounds} rounds "
+    print(f"REF {sha[:12]} against the tree ({described}), {args.rounds} rounds "
           f"(order A B B A ...); ratio: tree / REF of the medians; spread: of the "
           f"per-round ratios")  # fmt: skip
     if table:

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "against.py"
 
 BENCHMARK = """\
@@ -90,10 +92,16 @@ def test_against_prints_the_runs_figures_side_by_side(tmp_path: Path) -> None:
     assert "not a number" not in rows
     assert done.stdout.count("load average") == 2
     # A second comparison reuses both environments.
-    again = _against(repo, tmp_path / "cache", first, "--rounds", "1", "tiny.py",
+    again = _against(repo, tmp_path / "cache", first, "--rounds", "1", "--warmup", "1", "tiny.py",
                      TINY_COUNTER=str(tmp_path / "counter2"), TINY_LOG=str(log))  # fmt: skip
     assert again.returncode == 0, again.stderr[-3000:]
     assert again.stdout.count("(cached)") == 2, again.stdout
+    # The warm-up round ran (A B) and is not counted: the table holds round 1 (B A) alone.
+    assert "warm-up, not counted" in again.stdout
+    speeds = [json.loads(line)["speed"] for line in log.read_text().splitlines()[4:]]
+    assert speeds == pytest.approx([2.0, 3.3, 3.6, 2.6])  # the counter starts again at 0
+    again_rows = {line.split("  ")[0]: line.split() for line in again.stdout.splitlines()}
+    assert again_rows["speed, one pass"][-6:] == ["2.6", "3.6", "1.385", "1.385", "-", "1.385"]
 
 
 def test_against_refuses_wrong_arguments_before_building(tmp_path: Path) -> None:
