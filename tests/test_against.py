@@ -36,6 +36,29 @@ with open(os.environ["TINY_LOG"], "a") as log:
 """
 
 
+# The tiny package's build backend, in its own tree: building it needs nothing installed
+# (the environments are built with --no-build-isolation --no-index).
+BACKEND = """\
+import base64, hashlib, pathlib, zipfile
+
+def _digest(data):
+    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    files = {f"tinypkg/{p.name}": p.read_bytes() for p in pathlib.Path("tinypkg").glob("*.py")}
+    info = "tinypkg-0.1.dist-info"
+    files[f"{info}/METADATA"] = b"Metadata-Version: 2.1\\nName: tinypkg\\nVersion: 0.1\\n"
+    files[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n"
+    record = "".join(f"{n},{_digest(d)},{len(d)}\\n" for n, d in files.items())
+    files[f"{info}/RECORD"] = (record + f"{info}/RECORD,,\\n").encode()
+    name = "tinypkg-0.1-py3-none-any.whl"
+    with zipfile.ZipFile(pathlib.Path(wheel_directory) / name, "w") as wheel:
+        for path, data in files.items():
+            wheel.writestr(path, data)
+    return name
+"""
+
+
 def _git(repo: Path, *args: str) -> str:
     command = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args]
     return subprocess.run(command, check=True, capture_output=True, text=True).stdout.strip()
@@ -46,10 +69,10 @@ def _repo(root: Path) -> tuple[Path, str]:
     (repo / "tinypkg").mkdir(parents=True)
     (repo / "benchmarks").mkdir()
     (repo / "pyproject.toml").write_text(
-        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n\n'
-        '[project]\nname = "tinypkg"\nversion = "0.1"\n\n'
-        '[tool.setuptools]\npackages = ["tinypkg"]\n'
+        '[build-system]\nrequires = []\nbuild-backend = "tiny_backend"\nbackend-path = ["."]\n\n'
+        '[project]\nname = "tinypkg"\nversion = "0.1"\n'
     )
+    (repo / "tiny_backend.py").write_text(BACKEND)
     (repo / "tinypkg" / "__init__.py").write_text("VALUE = 2.0\n")
     (repo / "benchmarks" / "tiny.py").write_text(BENCHMARK)
     _git(repo, "init", "-q")
