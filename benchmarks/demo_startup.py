@@ -11,7 +11,8 @@
   against the index of our tasks only that ``conceptcomb demo`` runs lm-eval with
   (`conceptcomb.frameworks.lm_eval_our_tasks`), best of ``--repeats``.
 
-Prints each time and the ratio after/before.
+Prints each time and the ratio after/before, and each "after" time as a ``figure: NAME =
+VALUE s`` line (what `benchmarks/against.py` compares between a commit and the tree).
 
     python benchmarks/demo_startup.py [--repeats 2] [--no-conversion]
 """
@@ -39,6 +40,8 @@ def best_of(repeats: int, work: Callable[[], Any]) -> float:
 
 def report(name: str, before: float, after: float) -> None:
     print(f"{name:<12} before {before:7.2f} s   after {after:7.2f} s   ratio {after / before:.2f}")
+    # For benchmarks/against.py (a commit against the working tree): the code path of now.
+    print(f"figure: {name} = {after:.4f} s")
 
 
 def gguf_parse(repeats: int) -> None:

@@ -40,7 +40,17 @@ own process, holding each answer ``--latency`` on average, spread evenly by ``--
         [--spread 0.1] [--paths-only]
 
 ``--paths-only`` stops after the clean runs of both paths (no lockstep, faults, curve or
-replicas).
+replicas). ``--curve-only`` runs the curve alone, at ``--curve-in-flight`` (1,8,32,128,256)
+and ``--curve-latencies``, each point at most ``--curve-cap`` requests (8000; in a full run,
+the clean run's distinct questions: 8013 for 3000 items), in this process with nothing run
+before it (no Inspect heap):
+
+    python benchmarks/judge_throughput.py --curve-only --curve-latencies 0.05 \
+        --curve-in-flight 32,128,256
+
+What it measured is also printed as ``figure: NAME = VALUE UNIT`` lines (the curve's
+ratios and client CPU per request, the clean runs' ratios), which `benchmarks/against.py`
+compares between a commit and the working tree.
 
 ``--vllm PYTHON`` measures against a real vLLM server instead (PYTHON: the python of a vLLM
 environment, e.g. .vllm-venv/bin/python from scripts/install_vllm_cpu.sh), serving the
@@ -90,6 +100,7 @@ from conceptcomb.testing.judge_server import check_spread, held_for
 
 SPEC = CcptTaskSpec("pi_emergent")
 CURVE = (1, 8, 32, 128, 256)  # 1: the round trip alone, no request waits for another
+CURVE_CAP = 8000  # --curve-only's most requests a point (a full run: the clean run's questions)
 FAULTS = {"rate-limited": 0.04, "server-error": 0.04, "stalled": 0.02, "stall-seconds": 3.0}
 
 
@@ -372,9 +383,20 @@ def cost_free_seconds(prompts: list[str], in_flight: int, latency: float, spread
     return max(slots)
 
 
+def figure(name: str, value: float, unit: str) -> None:
+    """One machine-readable line (`benchmarks/against.py` reads them)."""
+    print(f"figure: {name} = {value:.6g} {unit}".rstrip())
+
+
 def report_headline(run: Headline, args: argparse.Namespace) -> None:
     clean, ideal = run.clean, run.ideal
     kind = f"latency +-{run.spread:.0%}" if run.spread else "lockstep: one latency for all"
+    what = f"{args.concurrency} in flight, {args.latency * 1000:.0f} ms " + (
+        f"+-{run.spread:.0%}" if run.spread else "lockstep"
+    )
+    figure(f"clean run, {what}", run.ratio, "ratio")
+    figure(f"bare aiohttp, {what}", run.floor, "ratio")
+    figure(f"clean run, {what}, client CPU", clean.cpu / clean.requests * 1e6, "us/request")
     print(f"clean run, {kind} (median of {len(run.cleans)}: {run.trials()}): {clean.requests} "
           f"requests in {clean.seconds:.2f} s = {clean.rate():.0f} req/s; ideal {ideal:.0f} "
           f"req/s; ratio {run.ratio:.3f}; client CPU "
@@ -422,6 +444,9 @@ def report_paths(
           f"{inspect_run.metrics['E']:.4f})")  # fmt: skip
     print(f"  lm-eval, disk cache on: {cached.requests} ratings committed in "
           f"{cached.seconds:.2f} s; ratio {cached.rate() / ideal:.3f}")  # fmt: skip
+    figure("judge path, lm-eval", lm_eval.rate() / ideal, "ratio")
+    figure("judge path, Inspect", inspect_run.rate() / ideal, "ratio")
+    figure("judge path, lm-eval, disk cache on", cached.rate() / ideal, "ratio")
 
 
 # --- against a real vLLM server ------------------------------------------------------------
@@ -539,6 +564,43 @@ def vllm_mode(args: argparse.Namespace) -> None:
           f"load {os.getloadavg()[0]:.2f}")  # fmt: skip
 
 
+def run_curve(
+    args: argparse.Namespace, latencies: list[float], in_flights: list[int], cap: int
+) -> dict[float, dict[int, float]]:
+    """The curve: a cost-free client's time for the same requests against ours; and the
+    achieved rate against in flight / latency, which short runs with varying latency miss
+    by their last, slowest answers even when the client costs nothing."""
+    curve: dict[float, dict[int, float]] = {}
+    if latencies:
+        print("curve: ratio of a cost-free client's time to ours (of in flight / latency; ...)")
+    for latency in latencies:
+        row = curve.setdefault(latency, {})
+        with servers(1, latency, args.spread) as urls:
+            for in_flight in in_flights:
+                size = point_size(in_flight, latency, args.point_seconds, cap)
+                prompts = questions(size)
+                run = ask(prompts, urls, in_flight, latency)
+                best = cost_free_seconds(prompts, in_flight, latency, args.spread)
+                row[in_flight] = best / run.seconds
+                print(f"  {latency * 1000:5.0f} ms, {in_flight:3d} in flight: {run.rate():6.0f} "
+                      f"req/s, ratio {row[in_flight]:.2f} (of {in_flight / latency:.0f} req/s: "
+                      f"{run.rate() / (in_flight / latency):.2f}; {run.requests} requests, "
+                      f"client CPU {run.cpu / run.requests * 1e6:.0f} us/request, "
+                      f"{run.collector})")  # fmt: skip
+                point = f"curve {latency * 1000:.0f} ms, {in_flight} in flight"
+                figure(point, row[in_flight], "ratio")
+                figure(f"{point}, client CPU", run.cpu / run.requests * 1e6, "us/request")
+                figure(f"{point}, collector", run.collector.ms, "ms")
+    return curve
+
+
+def curve_text(curve: dict[float, dict[int, float]]) -> str:
+    return " | ".join(
+        f"curve {ms * 1000:.0f} ms: " + " ".join(f"{n}:{ratio:.2f}" for n, ratio in row.items())
+        for ms, row in curve.items()
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=3000)
@@ -551,7 +613,18 @@ def main() -> None:
         "--curve-latencies", default="0.05,1", help="seconds, comma-separated: 8-256 in flight"
     )
     parser.add_argument(
+        "--curve-in-flight",
+        default=",".join(map(str, CURVE)),
+        help="the curve's requests in flight, comma-separated",
+    )
+    parser.add_argument(
         "--point-seconds", type=float, default=5.0, help="a curve point's length at ideal rate"
+    )
+    parser.add_argument(
+        "--curve-only", action="store_true", help="only the curve (see the docstring)"
+    )
+    parser.add_argument(
+        "--curve-cap", type=int, default=CURVE_CAP, help="--curve-only: most requests a point"
     )
     parser.add_argument("--trials", type=int, default=3, help="clean and bare runs, alternated")
     parser.add_argument("--seed", type=int, default=0)
@@ -578,6 +651,12 @@ def main() -> None:
         parser.error(str(err))
     os.environ.setdefault("CONCEPTCOMB_CACHE_DIR", tempfile.mkdtemp(prefix="judge-bench-"))
     print(f"load average (1 min) at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    in_flights = [int(value) for value in args.curve_in_flight.split(",") if value.strip()]
+    latencies = [float(value) for value in args.curve_latencies.split(",") if value.strip()]
+    if args.curve_only:
+        curve = run_curve(args, latencies, in_flights, args.curve_cap)
+        print(f"summary: {curve_text(curve)} | load {os.getloadavg()[0]:.2f}")
+        return
 
     items, replies = synthetic_task(args.items, args.seed)
     asked = 3 * len(items)
@@ -619,27 +698,7 @@ def main() -> None:
         f"(E {clean.metrics['E']:.4f} vs {faulty.metrics['E']:.4f})"
     )
 
-    # The curve: a cost-free client's time for the same requests against ours; and the
-    # achieved rate against in flight / latency, which short runs with varying latency miss
-    # by their last, slowest answers even when the client costs nothing.
-    curve: dict[float, dict[int, float]] = {}
-    latencies = [float(value) for value in args.curve_latencies.split(",") if value.strip()]
-    if latencies:
-        print("curve: ratio of a cost-free client's time to ours (of in flight / latency; ...)")
-    for latency in latencies:
-        row = curve.setdefault(latency, {})
-        with servers(1, latency, args.spread) as urls:
-            for in_flight in CURVE:
-                size = point_size(in_flight, latency, args.point_seconds, clean.questions)
-                prompts = questions(size)
-                run = ask(prompts, urls, in_flight, latency)
-                best = cost_free_seconds(prompts, in_flight, latency, args.spread)
-                row[in_flight] = best / run.seconds
-                print(f"  {latency * 1000:5.0f} ms, {in_flight:3d} in flight: {run.rate():6.0f} "
-                      f"req/s, ratio {row[in_flight]:.2f} (of {in_flight / latency:.0f} req/s: "
-                      f"{run.rate() / (in_flight / latency):.2f}; {run.requests} requests, "
-                      f"client CPU {run.cpu / run.requests * 1e6:.0f} us/request, "
-                      f"{run.collector})")  # fmt: skip
+    curve = run_curve(args, latencies, in_flights, clean.questions)
 
     # The collector's part at the curve's busiest point.
     collected: dict[bool, list[float]] = {}
@@ -647,6 +706,8 @@ def main() -> None:
         print(f"collector at 256 in flight, {args.latency * 1000:.0f} ms (ratios as the curve's):")
         size = point_size(256, args.latency, args.point_seconds, clean.questions)
         collected = collector_effect(args, size)
+        figure("collector at 256, quiet", statistics.median(collected[True]), "ratio")
+        figure("collector at 256, as Python's", statistics.median(collected[False]), "ratio")
 
     # Two judges against one, judge_concurrency requests in flight on each endpoint.
     scaling: dict[float, float] = {}
@@ -666,10 +727,7 @@ def main() -> None:
     if scaling:
         print(f"two judges' ratings equal one judge's: {agree}")
 
-    points = " | ".join(
-        f"curve {ms * 1000:.0f} ms: " + " ".join(f"{n}:{ratio:.2f}" for n, ratio in row.items())
-        for ms, row in curve.items()
-    )
+    points = curve_text(curve)
     twice = " ".join(f"{s:.2f}x@{latency * 1000:.0f}ms" for latency, s in scaling.items())
     steps = (
         f"; lockstep {lockstep.ratio:.3f}, bare aiohttp {lockstep.floor:.3f}" if lockstep else ""

@@ -18,9 +18,12 @@ the CPU of the command and its children, METEOR's JVM included), best of ``--rep
 With ``--before DIR`` (a checkout of earlier code), that code's ``validate-bundle`` and
 ``export`` are timed on the same bundle too. Prints each time, its ratio to the goal, and
 the machine's load before and after (the figures are only comparable on an idle machine).
+``--only-validate`` makes one bundle and times its ``validate-bundle`` alone (what
+`benchmarks/against.py` compares between a commit and the working tree: each time is also
+printed as a ``figure: NAME = VALUE s`` line, wall and CPU).
 
     python benchmarks/leaderboard_commands.py [--items 20] [--bundles 20] [--repeats 3]
-        [--before DIR]
+        [--before DIR] [--only-validate]
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ def load() -> str:
 def line(name: str, wall: float, cpu: float, goal: float | None = None) -> None:
     against = f"; ratio to {goal:g} s {wall / goal:.2f}" if goal else ""
     print(f"{name:<44} {wall:6.2f} s wall {cpu:6.2f} s CPU{against}", flush=True)
+    print(f"figure: {name}, wall = {wall:.3f} s\nfigure: {name}, CPU = {cpu:.3f} s", flush=True)
 
 
 def compare_before(
@@ -107,7 +111,14 @@ def main() -> None:
         help="a checkout of the code before (e.g. `git worktree add /tmp/before 937e78b`): "
         "its validate-bundle and export are timed too, its src/ first on PYTHONPATH",
     )
+    parser.add_argument(
+        "--only-validate",
+        action="store_true",
+        help="one bundle, its validate-bundle alone (no exports, no report, no 20 bundles)",
+    )
     args = parser.parse_args()
+    if args.only_validate:
+        args.bundles = 1
     java = shutil.which("java") or "none (METEOR not re-checked)"
     print(f"load before: {load()}; {os.cpu_count()} CPUs; java: {java}")
     with tempfile.TemporaryDirectory() as temp:
@@ -125,6 +136,9 @@ def main() -> None:
         one_wall, one_cpu = wall, cpu
         if args.before:
             compare_before(args.before, cli, one, root, args.repeats, one_wall)
+        if args.only_validate:
+            print(f"load after: {load()}")
+            return
         exports = {
             "export --to eee": ["export", "--to", "eee", one, "--out", str(root / "eee"),
                                 "--model-id", "someone/model"],
