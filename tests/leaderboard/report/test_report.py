@@ -175,10 +175,13 @@ def test_markdown_marks_the_papers_rows_and_partial_runs(report: tuple[Path, str
 
 def test_html_is_self_contained(report: tuple[Path, str]) -> None:
     page = (report[0] / "ccpt.html").read_text()
-    # Tables 3 and 5 and their plots, then a ranking table and a differences plot per task.
-    assert page.count("<table>") == 4 and page.count("data:image/png;base64,") == 4
+    # Tables 3 and 5 and their plots, then per task a ranking table, a differences plot and
+    # the table of each pair's items in the explorer.
+    assert page.count("<table>") == 6 and page.count("data:image/png;base64,") == 4
+    assert page.count('class="explore-pair"') == 2  # one pair of runs per task
     assert not re.search(r"""(src|href)=["']?(https?:|//)""", page)
-    assert page.count('<tr class="ours">') == 8  # 2 runs x (2 paper tables + 2 rankings)
+    # 2 runs x (2 paper tables + 2 rankings), and the one pair of each task's runs
+    assert page.count('<tr class="ours">') == 8 + 2
     assert "Song et al. (NAACL 2025), Table 3" in page
 
 
