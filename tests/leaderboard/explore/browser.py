@@ -40,8 +40,10 @@ def find_driver() -> str:
 
 
 @pytest.fixture(scope="session")
-def driver() -> Iterator[Any]:
-    """One headless Chromium for the session, with its console and network logged."""
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One headless Chromium for the session, with its console and network logged; its
+    temporary files in a folder of pytest's (Chromium leaves its org.chromium.Chromium.*
+    folder behind when chromedriver ends it)."""
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
@@ -55,7 +57,8 @@ def driver() -> Iterator[Any]:
         options.add_argument(argument)
     options.binary_location = browser
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    chrome = webdriver.Chrome(service=Service(chromedriver), options=options)
+    env = {**os.environ, "TMPDIR": str(tmp_path_factory.mktemp("chromium-tmp"))}
+    chrome = webdriver.Chrome(service=Service(chromedriver, env=env), options=options)
     try:
         yield chrome
     finally:

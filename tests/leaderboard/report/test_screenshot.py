@@ -49,7 +49,9 @@ def screenshot(page: Path, png: Path, profile: Path, size: str = "1400,2600") ->
         "--no-first-run", "--hide-scrollbars", f"--user-data-dir={profile}",
         f"--screenshot={png}", f"--window-size={size}", page.as_uri(),
     ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    profile.mkdir(parents=True, exist_ok=True)  # its temporary files too, under tmp_path
+    env = {**os.environ, "TMPDIR": str(profile)}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0 and png.is_file(), done.stderr[-2000:]
 
 
