@@ -9,7 +9,8 @@ it. That second run is where CI tests the newest end of the supported range (iss
 CONCEPTCOMB_NEWEST_VENV (a venv of every dependency's newest release, made by
 scripts/install_newest.sh; .ci/run sets it) the copy runs in that venv, while the rest of the
 suite runs on the lock (constraints.txt); the files left out run on the lock only. Where the
-machine cannot make a network namespace it skips, saying why (under CI=true it fails: CI must run it, on the newest).
+machine cannot make a network namespace it skips, saying why (under CI=true it fails: CI
+must run it, on the newest).
 """
 
 from __future__ import annotations

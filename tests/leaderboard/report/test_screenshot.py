@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from PIL import Image
 
 from tests.conftest import missing
 from tests.leaderboard.report.test_report import run_cli
+from tests.leftovers import system_tempdir
 
 pytestmark = pytest.mark.slow
 
@@ -49,9 +51,11 @@ def screenshot(page: Path, png: Path, profile: Path, size: str = "1400,2600") ->
         "--no-first-run", "--hide-scrollbars", f"--user-data-dir={profile}",
         f"--screenshot={png}", f"--window-size={size}", page.as_uri(),
     ]  # fmt: skip
-    profile.mkdir(parents=True, exist_ok=True)  # its temporary files too, under tmp_path
-    env = {**os.environ, "TMPDIR": str(profile)}
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+    # Its temporary files in a folder of its own, removed after: its socket path there must
+    # stay under 108 characters (a test's tmp_path is longer).
+    with tempfile.TemporaryDirectory(prefix="cr-", dir=system_tempdir()) as own_tmp:
+        env = {**os.environ, "TMPDIR": own_tmp}
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
     assert done.returncode == 0 and png.is_file(), done.stderr[-2000:]
 
 
