@@ -46,6 +46,7 @@ line it prints says so, and none of its figures is a GPU figure.
 from __future__ import annotations
 
 import argparse
+import atexit
 import datetime
 import importlib.metadata
 import importlib.util
@@ -558,7 +559,8 @@ def main() -> None:
     from conceptcomb.smollm2 import hf_folder
 
     rehearsal = args.cpu_rehearsal
-    work = Path(tempfile.mkdtemp(prefix="gpu-runs-"))
+    work = Path(tempfile.mkdtemp(prefix="gpu-runs-"))  # scratch (caches): the results are printed
+    atexit.register(shutil.rmtree, work, True)
     env = {**os.environ, "HF_DATASETS_OFFLINE": "1", "HF_HUB_OFFLINE": "1",
            "TOKENIZERS_PARALLELISM": "false",
            "CONCEPTCOMB_CACHE_DIR": str(work / "cache")}  # fmt: skip

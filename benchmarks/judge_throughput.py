@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import contextlib
 import gc
 import heapq
@@ -78,6 +79,7 @@ import math
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -601,6 +603,13 @@ def curve_text(curve: dict[float, dict[int, float]]) -> str:
     )
 
 
+def scratch_folder() -> str:
+    """A temporary folder of the run's (caches), removed when the run ends."""
+    folder = tempfile.mkdtemp(prefix="judge-bench-")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=3000)
@@ -641,7 +650,7 @@ def main() -> None:
     parser.add_argument("--vllm-replicas", type=int, default=1, choices=(1, 2))
     args = parser.parse_args()
     if args.vllm:
-        os.environ.setdefault("CONCEPTCOMB_CACHE_DIR", tempfile.mkdtemp(prefix="judge-bench-"))
+        os.environ.setdefault("CONCEPTCOMB_CACHE_DIR", scratch_folder())
         print(f"load average (1 min) at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
         vllm_mode(args)
         return
@@ -649,7 +658,7 @@ def main() -> None:
         check_spread(args.spread)
     except ValueError as err:
         parser.error(str(err))
-    os.environ.setdefault("CONCEPTCOMB_CACHE_DIR", tempfile.mkdtemp(prefix="judge-bench-"))
+    os.environ.setdefault("CONCEPTCOMB_CACHE_DIR", scratch_folder())
     print(f"load average (1 min) at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     in_flights = [int(value) for value in args.curve_in_flight.split(",") if value.strip()]
     latencies = [float(value) for value in args.curve_latencies.split(",") if value.strip()]
@@ -663,7 +672,7 @@ def main() -> None:
     ideal = args.concurrency / args.latency
     with servers(1, args.latency, args.spread) as urls:
         varying = headline(items, replies, args, args.spread, urls)
-        cache = os.path.join(tempfile.mkdtemp(prefix="judge-bench-"), "cache.sqlite")
+        cache = os.path.join(scratch_folder(), "cache.sqlite")
         cached = score(items, replies, urls, args.concurrency, args.latency, cache)
         inspect_runs = [
             score_inspect(items, replies, urls, args.concurrency, args.latency)

@@ -91,12 +91,15 @@ def isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
 
 
 @pytest.fixture(scope="session", autouse=True)
-def no_meteor_left() -> Iterator[None]:
-    """CGGC's METEOR keeps one JVM per process for reuse: the session stops it at its end
-    (else the leftovers check, tests/leftovers.py, names it)."""
+def no_helper_left() -> Iterator[None]:
+    """The helpers kept one per process for reuse, which end with it (an atexit hook):
+    CGGC's METEOR JVM and CCPT's spaCy helper (npc_modifier=lemma). The session stops them
+    at its end, before the leftovers check (tests/leftovers.py) would name them."""
     yield
     if "conceptcomb.cggc.metrics" in sys.modules:
         sys.modules["conceptcomb.cggc.metrics"].stop_meteor()
+    if "conceptcomb.ccpt.npc_lemma.helper_process" in sys.modules:
+        sys.modules["conceptcomb.ccpt.npc_lemma.helper_process"].HELPER.close()
 
 
 @pytest.fixture(autouse=True)

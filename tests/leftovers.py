@@ -26,6 +26,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -61,6 +62,25 @@ GRACE_SECONDS = 3.0  # for processes and threads already on their way out
 def system_tempdir() -> Path:
     """The machine's temporary folder, not the session's own (which is removed at its end)."""
     return Path(os.environ.get(SYSTEM_TMP) or tempfile.gettempdir())
+
+
+@contextlib.contextmanager
+def temporary_folder_of_own(prefix: str) -> Iterator[Path]:
+    """TMPDIR, for this process and what it starts, a short folder of its own, removed at
+    the end: for libraries that leave files in it (vLLM's IPC sockets and file store,
+    torchelastic's folders), whose socket paths must stay under 108 characters."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix, dir=system_tempdir()))
+    saved, saved_tempdir = os.environ.get("TMPDIR"), tempfile.tempdir
+    os.environ["TMPDIR"], tempfile.tempdir = str(folder), str(folder)
+    try:
+        yield folder
+    finally:
+        if saved is None:
+            os.environ.pop("TMPDIR", None)
+        else:
+            os.environ["TMPDIR"] = saved
+        tempfile.tempdir = saved_tempdir
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 class Leftovers:

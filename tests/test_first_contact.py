@@ -23,12 +23,13 @@ SESSION_PREFIXES = ("CONCEPTCOMB_", "HF_", "TRANSFORMERS_", "TIKTOKEN_", "INSPEC
 
 @pytest.fixture
 def user(tmp_path: Path) -> tuple[dict[str, str], Path]:
-    """(environment, working folder) of a new user: empty HOME, no data options."""
-    home, work = tmp_path / "home", tmp_path / "work"
-    home.mkdir()
-    work.mkdir()
+    """(environment, working folder) of a new user: empty HOME, no data options, a
+    temporary folder of its own (the demo writes its runs there, tiktoken its cache)."""
+    home, work, tmp = tmp_path / "home", tmp_path / "work", tmp_path / "tmp"
+    for folder in (home, work, tmp):
+        folder.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(SESSION_PREFIXES)}
-    env["HOME"] = str(home)
+    env["HOME"], env["TMPDIR"] = str(home), str(tmp)
     return env, work
 
 

@@ -45,6 +45,7 @@ from conceptcomb.testing.sent_replies import inspect_items, lm_eval_items
 from conceptcomb.testing.vllm_server import SERVED_NAME, VllmServer, cpu_environment
 from tests.abspyramid.conftest import data_folder
 from tests.conftest import SHARED_DATA
+from tests.leftovers import temporary_folder_of_own
 
 pytestmark = pytest.mark.slow
 
@@ -129,6 +130,14 @@ def data_root(folder: Path) -> Path:
         (folder / name).symlink_to(SHARED_DATA / name, target_is_directory=True)
     data_folder(folder / "abspyramid")
     return folder
+
+
+@pytest.fixture(scope="module", autouse=True)
+def temporary_folder() -> Iterator[Path]:
+    """vLLM leaves its IPC sockets (uuid-named) and its file store (vllm_dist_*) in
+    TMPDIR: a short folder of the module's, removed after its last test."""
+    with temporary_folder_of_own("vllm-") as folder:
+        yield folder
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,7 @@ import re
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ import pytest
 from conceptcomb.testing.judge_server import LoopbackServer
 from conceptcomb.testing.model_server import ModelServer
 from tests.ccpt.conftest import include_args
+from tests.leftovers import temporary_folder_of_own
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared_data]
 
@@ -37,6 +39,14 @@ TASK = "ccpt_pi_emergent"
 RANKED = Path(__file__).with_name("lm_eval_ranked.py")
 USAGE = re.compile(rf"^\[conceptcomb\] {TASK}: judge usage .*$", re.MULTILINE)
 JUDGE = re.compile(r"\[openai-chat\|[^]]*\]")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def temporary_folder() -> Iterator[Path]:
+    """accelerate's processes leave torchelastic_* folders in
+    TMPDIR: a short folder of the module's, removed after its last test."""
+    with temporary_folder_of_own("dp-") as folder:
+        yield folder
 
 
 @pytest.fixture
