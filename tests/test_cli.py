@@ -37,6 +37,10 @@ def test_tasks_path_holds_the_yaml(capsys) -> None:
 @pytest.mark.slow
 @pytest.mark.shared_data  # the demo runs CCPT too when its files are there
 def test_demo_runs_offline_with_the_local_judge(tmp_path: Path) -> None:
+    """`conceptcomb demo --engine hf --limit 2`: one lm-eval run, in the demo's process, of
+    SmolLM2 as model and local judge on 2 items each of cggc_ood_easy2hard_verified and
+    ccpt_pi_emergent (up to 32 tokens), CGGC scored with METEOR's JVM. 62 s on 2 cores at
+    load 4-7 (2026-12-06)."""
     # --engine hf: lm-eval's hf runner and the transformers judge (the default engine is
     # tested as users run it in tests/test_first_contact.py)
     command = [sys.executable, "-m", "conceptcomb.cli", "demo", "--engine", "hf", "--limit", "2",

@@ -61,6 +61,11 @@ def test_demo_runs_real_items_with_a_judge(user) -> None:
 
 @pytest.mark.slow
 def test_inspect_cggc_with_the_printed_smollm2_options(user) -> None:
+    """The Inspect command `conceptcomb smollm2` prints, run on 3 items of conceptcomb/cggc.
+    With the empty HOME, `conceptcomb smollm2` first converts the GGUF; then one inspect eval
+    process parses the CGGC dataset into an empty cache, builds the task (every test item's
+    demonstrations), loads SmolLM2, answers and scores 3 items (METEOR's JVM). 111 s on 2
+    cores at load 4-7 (2026-12-06)."""
     printed = run(["conceptcomb", "smollm2"], user, timeout=300)
     assert printed.returncode == 0, printed.stderr[-2000:]
     line = next(row for row in printed.stdout.splitlines() if row.startswith("HF_HUB_OFFLINE"))
@@ -102,7 +107,10 @@ def test_lm_eval_cggc_with_no_data_option(user, smollm2_folder: Path) -> None:
 @pytest.mark.slow
 def test_readme_offline_smoke_test(user) -> None:
     """The README's offline smoke test, word for word, on a fresh install: no data folder,
-    no cache, no network (CGGC's dataset ships; mockllm needs no model)."""
+    no cache, no network (CGGC's dataset ships; mockllm needs no model). One inspect eval
+    process parses the CGGC dataset into the empty cache, builds the task (every test
+    item's demonstrations) and scores its 1 item (METEOR's JVM); then two `conceptcomb`
+    commands. 72 s on 2 cores at load 4-7 (2026-12-06)."""
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
     (line,) = [row for row in readme.splitlines() if row.endswith("# offline smoke test")]
     command = shlex.split(line.split("#")[0])

@@ -106,7 +106,9 @@ def test_inspect_grader_role_is_checked_when_the_task_is_built(tmp_path: Path) -
 @pytest.mark.slow  # builds and runs a CGGC task (a minute of CPU)
 def test_a_checked_grader_role_then_judges_the_run(tmp_path: Path) -> None:
     """Checked once when the task was built (not again in its setup), then the role's own
-    model judges the run."""
+    model judges the run. One inspect eval process (mockllm, 1 item): Inspect's start, the
+    task built (every test item's demonstrations), the reply scored (METEOR's JVM) and
+    verified through the loopback server. 84 s on 2 cores at load 4-7 (2026-12-06)."""
     role, key = ROLE, ROLE_KEY
     with LoopbackServer() as server:
         done = run(inspect_command("cggc_ood_easy2hard_verified", *role, "--log-dir", "logs"),
@@ -175,6 +177,10 @@ def test_inspect_cggc_without_its_extra_stops_before_the_model(tmp_path: Path) -
 
 
 def test_lm_eval_cggc_without_its_extra_stops_before_generation(tmp_path: Path) -> None:
+    """lm-eval's entry point without spaCy and pycocoevalcap: our line, no generation. One
+    lm-eval process (model dummy) that stops in the task's build, before any data is read:
+    the time is lm-eval's start, its imports and the indexing of its own task folders and
+    ours. 100 s on 2 cores at load 4-7 (2026-12-06)."""
     done = without_cggc_extra(lm_eval_command("cggc_ood", {}), LM_EVAL_MAIN, tmp_path)
     assert "pip install 'conceptcomb[cggc]'" in our_line(done)
     assert "Running generate_until requests" not in done.stderr
@@ -183,7 +189,10 @@ def test_lm_eval_cggc_without_its_extra_stops_before_generation(tmp_path: Path) 
 # --- Ctrl-C while the local judge loads -------------------------------------------------------
 def test_ctrl_c_while_the_local_judge_loads_stops_at_once(tmp_path: Path) -> None:
     """The packaged GGUF takes seconds to de-quantize: Ctrl-C in the middle stops the run
-    within a few seconds, with one line (it took 55 s and ~1,100 lines of CancelledError)."""
+    within a few seconds, with one line (it took 55 s and ~1,100 lines of CancelledError).
+    Before the Ctrl-C: one inspect eval process's start and the task's build until the
+    local judge starts loading. 77 s on 2 cores at load 4-7 (2026-12-06), a failure: the
+    run had not ended 60 s after the Ctrl-C."""
     command = inspect_command("cggc_ood_verified", "-T", "judge=local")
     process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)  # fmt: skip
@@ -211,12 +220,20 @@ def test_ctrl_c_while_the_local_judge_loads_stops_at_once(tmp_path: Path) -> Non
 
 # --- lm-eval ---------------------------------------------------------------------------------
 def test_lm_eval_local_judge_not_found_is_one_line(tmp_path: Path) -> None:
+    """A local judge folder that is not there: one line. One lm_eval process (model dummy)
+    that stops in the task's build, before any data is read: the time is lm-eval's start,
+    its imports and the indexing of its own task folders and ours. 93 s on 2 cores at load
+    4-7 (2026-12-06)."""
     metadata = {"judge": "local", "judge_model": NO_SUCH_MODEL}
     line = our_line(run(lm_eval_command("cggc_ood_verified", metadata), tmp_path))
     assert f"judge_model={NO_SUCH_MODEL}: no such folder" in line
 
 
 def test_lm_eval_misspelt_metadata_key_asks_did_you_mean(tmp_path: Path) -> None:
+    """A misspelt --metadata key: one line naming the key meant. One lm_eval process (model
+    dummy) that stops in the task's build, before any data is read: the time is lm-eval's
+    start, its imports and the indexing of its own task folders and ours. 62 s on 2 cores
+    at load 4-7 (2026-12-06)."""
     metadata = {"judge_url": UNREACHABLE, "judge_model": "x"}
     line = our_line(run(lm_eval_command("cggc_ood_verified", metadata), tmp_path))
     assert "--metadata has 'judge_url'" in line and "did you mean 'judge_base_url'?" in line
@@ -294,7 +311,10 @@ def test_every_inspect_task_option_is_known_to_the_lm_eval_check() -> None:
 @pytest.mark.slow  # builds and runs a CGGC task
 def test_a_judge_that_dies_mid_run_is_counted_and_one_warning_line(tmp_path: Path) -> None:
     """Checked when the task was built, then gone: Inspect's retries, then each question a
-    failure, counted (verifier_failures) and said in one WARNING line; no traceback."""
+    failure, counted (verifier_failures) and said in one WARNING line; no traceback. One
+    inspect eval process (mockllm, 1 item): Inspect's start, the task built (every test
+    item's demonstrations), the reply scored (METEOR's JVM), its judge questions failing.
+    151 s on 2 cores at load 4-7 (2026-12-06)."""
     server = LoopbackServer().start()
     command = inspect_command("cggc_ood_easy2hard_verified", "-T",
                               f"judge_base_url={server.base_url}", "--log-dir", "logs")  # fmt: skip

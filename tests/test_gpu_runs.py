@@ -36,6 +36,11 @@ def test_refuses_in_one_line_without_a_gpu() -> None:
 @pytest.mark.slow
 @pytest.mark.shared_data  # the ccpt group reads the CCPT files
 def test_cpu_rehearsal_runs_every_step() -> None:
+    """The script's CPU rehearsal, every step on SmolLM2 in float32 with 1 item per task
+    and 8 tokens: lm-eval and Inspect (hf) on the bare tasks and on the CCPT tasks, and
+    lm-eval judged by the local judge, each a fresh process loading the model; then, in the
+    script's process, the local judge and CGGC's local verifier, 4 questions one at a time
+    and in a batch. 200 s on 2 cores at load 4-7 (2026-12-06)."""
     command = [sys.executable, str(SCRIPT), "--cpu-rehearsal", "--judge-cpu-questions", "4"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

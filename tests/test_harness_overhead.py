@@ -16,6 +16,12 @@ SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "harness_overhead.
 @pytest.mark.slow
 @pytest.mark.shared_data  # the ccpt group reads the CCPT files
 def test_harness_overhead_benchmark_runs() -> None:
+    """The script with 3 items per task, once each: six framework processes (lm_eval and
+    inspect eval, each bare, plugin with the judge off and plugin judged by a loopback judge
+    process) on the four CCPT tasks against a server that answers at once, then a timed
+    import of Inspect's entry point. With 3 items and no model, it is mostly the processes'
+    starts (imports, lm-eval's task indexing, the datasets): 230 s on 2 cores at load 4-7
+    (2026-12-06)."""
     done = subprocess.run([sys.executable, str(SCRIPT), "--limit", "3", "--repeats", "1"],
                           capture_output=True, text=True, timeout=900)  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

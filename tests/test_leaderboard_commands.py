@@ -24,6 +24,10 @@ def _run(script: str, *options: str) -> list[str]:
 
 @pytest.mark.slow  # METEOR's JVM starts in every command that checks: ~1 min
 def test_leaderboard_commands_benchmark_runs() -> None:
+    """The script with 3 items, 2 bundles, once each: two cggc_ood bundles made, then eight
+    fresh `conceptcomb` commands timed (validate-bundle of one and of both; export --to
+    eee, export --to hf and report, each with and without --recheck). Each command that
+    checks a bundle starts METEOR's JVM: 183 s on 2 cores at load 4-7 (2026-12-06)."""
     lines = _run("leaderboard_commands.py", "--items", "3", "--bundles", "2", "--repeats", "1")
     assert re.search(rf"^validate-bundle, one bundle +{TIME}; ratio to 8 s ", lines[2])
     assert lines[3].strip().startswith("cggc_ood: partial (3 of the 15985 test items")
@@ -36,6 +40,9 @@ def test_leaderboard_commands_benchmark_runs() -> None:
 
 @pytest.mark.slow  # the packaged SmolLM2 generates (one lm_eval run: the script's loop is
 def test_lm_eval_batch_size_benchmark_runs() -> None:  # the same for each batch size)
+    """One lm_eval process at batch size 2: lm-eval's start, SmolLM2 loaded, the
+    cggc_ood task built (every test item's demonstrations), 2 items generated and scored
+    (METEOR's JVM). 129 s on 2 cores at load 4-7 (2026-12-06)."""
     lines = _run("lm_eval_batch_size.py", "--limit", "2", "--batch-sizes", "2")
     assert lines[0].startswith("cggc_ood, 2 items, SmolLM2-135M-Instruct on cpu")
     assert re.match(r"--batch_size 2 +\d+\.\d s +ratio to batch size 1 1\.00 ", lines[1])

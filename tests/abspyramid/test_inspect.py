@@ -203,7 +203,9 @@ def test_a_bad_seed_stops_the_task_with_one_line(abspyramid_dir: Path, tmp_path:
 def test_same_outputs_same_numbers_in_both_frameworks(
     lm_eval_run: dict, abspyramid_dir: Path, tmp_path: Path
 ) -> None:
-    """SmolLM2's outputs from the real lm-eval run, rescored in Inspect: identical metrics."""
+    """SmolLM2's outputs from the real lm-eval run, rescored in Inspect: identical metrics.
+    The first user in a worker of the session's `lm_eval_run` (tests/abspyramid/conftest.py)
+    pays that run: 202 s here, 201 s of it setup (on 2 cores at load 4-7, 2026-12-06)."""
     for task in ("abspyramid_det_noun_icl", "abspyramid_gen_noun", "abspyramid_det_noun"):
         samples = lm_eval_run["samples"][task]
         if task == "abspyramid_det_noun":  # the two log-likelihoods, as first-token logprobs

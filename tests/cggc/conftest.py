@@ -62,7 +62,10 @@ def small_cn(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def built(tmp_path_factory: pytest.TempPathFactory, small_cn: Path) -> tuple[Path, str]:
-    """(folder, printed output) of `conceptcomb cggc build` on the small inputs."""
+    """(folder, printed output) of `conceptcomb cggc build` on the small inputs. Made once
+    per worker, by its first user, with `small_cn` (filtered from CN-100K's train.txt): the
+    real builder with SBERT, as the module docstring says. 69 s of setup in test_demos.py's
+    test_selection_is_deterministic_and_seeded (on 2 cores at load 4-7, 2026-12-06)."""
     import contextlib
     import io
 

@@ -55,6 +55,9 @@ def test_typed_variants_evaluate_typed_items_and_test_type_filters(built_dir: Pa
 
 
 def test_selection_is_deterministic_and_seeded(built_dir: Path) -> None:
+    """The same draw for the same seed, another for another. The first user in a worker of
+    the session's `built` (tests/cggc/conftest.py: the small dataset built with SBERT) pays
+    that build: 69 s of setup here (on 2 cores at load 4-7, 2026-12-06)."""
     dataset = load_dataset(built_dir)
     index = DemoIndex(dataset.pool)
     item = dataset.test[0]
@@ -121,7 +124,9 @@ def test_options_are_checked() -> None:
 
 @pytest.mark.slow  # demonstrations for every test item of five tasks: minutes on 2 cores
 def test_id_and_ood_score_the_same_items_of_the_shipped_dataset() -> None:
-    """Table 4's gap compares one item set (cggc README: 15,985 of 16,167 test items)."""
+    """Table 4's gap compares one item set (cggc README: 15,985 of 16,167 test items).
+    It draws the demonstrations of every test item for five tasks on the shipped dataset:
+    108 s on 2 cores at load 4-7 (2026-12-06)."""
     from conceptcomb.cggc.docs import demonstrations
     from conceptcomb.cggc.tasks import spec_by_name
 

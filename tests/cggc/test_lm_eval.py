@@ -110,6 +110,10 @@ def run_lm_eval(model: Path, out: Path, tasks: str, metadata: dict, limit: int =
 def test_smollm2_easy_to_hard_run_logs_ordered_demonstrations(
     smollm2_folder: Path, built_dir: Path, tmp_path: Path, capsys
 ) -> None:
+    """Easy-to-hard demonstrations in a real run, logged and shown in that order. One
+    lm_eval process loading SmolLM2 (hf runner, one item at a time), 5 items each of two
+    tasks of the small build generated and scored (METEOR's JVM), then `conceptcomb cggc
+    report` in this process: 67 s on 2 cores at load 4-7 (2026-12-06)."""
     table = run_lm_eval(
         smollm2_folder, tmp_path, "cggc_ood_easy2hard,cggc_id", {"data_dir": str(built_dir)}
     )

@@ -65,6 +65,10 @@ def test_welch_p() -> None:
 
 @pytest.mark.slow
 def test_table6_and_fig4_on_smollm2_in_lm_eval(smollm2_folder: Path, tmp_path: Path) -> None:
+    """Table 6 and Fig. 4 from one lm_eval process on SmolLM2 (hf runner, one item at a
+    time): the 8 tasks of both groups, each built with every test item's demonstrations,
+    3 items each generated and scored (METEOR's JVM). 166 s on 2 cores at load 4-7
+    (2026-12-06)."""
     lm_eval(tmp_path / "out", "cggc_table6,cggc_fig4", model="hf",
             model_args=f"pretrained={smollm2_folder}", limit=3)  # fmt: skip
     rows = report_rows(tmp_path / "out", tmp_path / "report")
@@ -107,6 +111,9 @@ def test_options_move_a_run_out_of_table_4(tmp_path: Path) -> None:
 def test_table6_and_fig4_on_smollm2_in_inspect(
     smollm2_inspect_model: list[str], tmp_path: Path
 ) -> None:
+    """The same in one inspect eval process on SmolLM2 (hf provider): 5 tasks, each built
+    with every test item's demonstrations, 2 items each generated and scored (METEOR's
+    JVM). 82 s on 2 cores at load 4-7 (2026-12-06)."""
     tasks = ["conceptcomb/cggc_id_test_typeA", "conceptcomb/cggc_ood_test_typeA",
              "conceptcomb/cggc_id_test_typeC", "conceptcomb/cggc_ood_test_typeC",
              "conceptcomb/cggc_ood_d13"]  # fmt: skip

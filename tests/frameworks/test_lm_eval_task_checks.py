@@ -46,7 +46,12 @@ JUDGED = [(b.key, t) for b, t in lm_eval_tasks() if b.judged(t)]
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ConfigurableTask]:
-    """Every task without a judge, built by lm-eval (one task manager per benchmark)."""
+    """Every task without a judge, built by lm-eval (one task manager per benchmark). Its
+    first user pays it: four task managers, each indexing lm-eval's own task folders and
+    ours, then 53 tasks built, each loading its docs (32 AbsPyramid tasks on the tests'
+    files; CGGC's 17 on the shipped dataset, each drawing every test item's
+    demonstrations): 367 s of setup in test_lm_eval_task_checks[abspyramid_det_event] (on 2
+    cores at load 4-7, 2026-12-06)."""
     abspyramid_dir = data_folder(tmp_path_factory.mktemp("data") / "abspyramid")
     found: dict[str, ConfigurableTask] = {}
     for key in sorted({key for key, _ in NO_JUDGE}):
@@ -64,6 +69,9 @@ def docs(task: ConfigurableTask) -> list[dict]:
 
 @pytest.mark.parametrize("name", [task for _, task in NO_JUDGE])
 def test_lm_eval_task_checks(built: dict[str, ConfigurableTask], name: str) -> None:
+    """lm-eval's checks on one task (the module docstring). The first of these tests pays
+    the module's `built`, every task built by lm-eval: 367 s of setup for
+    [abspyramid_det_event] (on 2 cores at load 4-7, 2026-12-06)."""
     task = built[name]
     assert task.dataset is not None  # test_download
     for split in ("training", "validation", "test"):  # test_check_*_docs

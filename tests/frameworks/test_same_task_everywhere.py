@@ -96,7 +96,12 @@ def install_environment(root: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def captures(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
-    """Each install's capture, and the folders it must not name."""
+    """Each install's capture, and the folders it must not name. Its first user pays it:
+    this checkout's wheel built, two virtual environments made with it, then the two
+    captures at once, each one process running all 74 lm-eval tasks and all 84 Inspect tasks
+    on 3 items against the loopback model, then their bundles: 330 s of setup in
+    test_the_log_likelihood_tasks_score_yes_and_no_in_both (on 2 cores at load 4-7,
+    2026-12-06)."""
     base = tmp_path_factory.mktemp("installs")
     wheel = build_wheel(base / "wheels")
     runs = {}
@@ -239,7 +244,9 @@ def test_the_log_likelihood_tasks_score_yes_and_no_in_both(captures: dict[str, A
     """lm-eval scores the log-likelihood of each answer after the context; Inspect, which
     no provider serves that way, asks for one token with its top alternatives and reads
     P(Yes) from those that are "yes" or "no" (stripped, any case). Same context (above),
-    the same two answers read."""
+    the same two answers read. The first test of the module pays `captures` (two installs,
+    every task of both frameworks run in each): 330 s of setup here (on 2 cores at load 4-7,
+    2026-12-06)."""
     from conceptcomb.abspyramid.scoring import p_yes_from_top_logprobs
 
     capture = captures["a"]["capture"]

@@ -142,7 +142,10 @@ def temporary_folder() -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def server(vllm_python: Path, smollm2_folder: Path, vllm_turn: None) -> Iterator[VllmServer]:
-    """The module's one ``vllm serve``: Inspect's runs and the judge tests ask it."""
+    """The module's one ``vllm serve``: Inspect's runs and the judge tests ask it. Its
+    first user pays the start (and any wait for `vllm_turn`): 71 s of setup in
+    test_a_judged_task_runs_with_its_judge_on_the_server (on 2 cores at load 4-7,
+    2026-12-06)."""
     engine = SERVE_EXTRA  # as ENGINE: float32, MODEL_LEN tokens, no torch.compile
     with VllmServer(vllm_python, smollm2_folder, max_model_len=MODEL_LEN, extra=engine) as running:
         yield running
@@ -153,7 +156,11 @@ def runs(
     vllm_python: Path, smollm2_folder: Path, server: VllmServer, tmp_path_factory
 ) -> dict[str, Path]:
     """The lm-eval run's output folder (its own engine) and the Inspect run's log folder
-    (Inspect's vllm provider on the module's server)."""
+    (Inspect's vllm provider on the module's server). Its first user pays it: the lm_eval
+    process starts a vLLM engine of its own (the module's second start) and runs the four
+    tasks, 4 items each; then inspect eval runs them on the server. With `sent`, 305 s of
+    setup in test_both_run_the_same_items, the server already up (on 2 cores at load 4-7,
+    2026-12-06)."""
     out = tmp_path_factory.mktemp("vllm-runs")
     # Judge off for CCPT by the variable both frameworks read (Inspect refuses a -T option
     # that a task lacks, and only CCPT's tasks have `judge`).
@@ -186,6 +193,9 @@ def sent(runs: dict[str, Path], smollm2_folder: Path) -> dict[str, dict]:
 
 @pytest.mark.shared_data
 def test_both_run_the_same_items(sent: dict[str, dict]) -> None:
+    """Both frameworks ran the same items of each task. The first test of the module to ask
+    for `sent` pays `runs` (lm-eval's own vLLM engine started, then Inspect on the server):
+    305 s of setup (on 2 cores at load 4-7, 2026-12-06)."""
     for framework, tasks in sent.items():
         assert set(tasks) == set(TASKS), framework
         assert all(len(items) == LIMIT for items in tasks.values()), framework
@@ -295,7 +305,10 @@ def test_the_cache_answers_a_second_run(server: VllmServer, tmp_path: Path) -> N
 def test_a_judged_task_runs_with_its_judge_on_the_server(
     server: VllmServer, tmp_path: Path
 ) -> None:
-    """ccpt_pi_emergent in lm-eval, model and judge both served by vLLM (structured)."""
+    """ccpt_pi_emergent in lm-eval, model and judge both served by vLLM (structured).
+    117 s on 2 cores at load 4-7 (2026-12-06): 71 s of setup, the start of the module's
+    `vllm serve` (its first user pays it), and 46 s for the lm_eval process, 3 items
+    generated and their judge questions answered by the server."""
     command = judged_task_command(
         server.base_url, program=Path(sys.executable).parent / "lm_eval",
         model_more=",max_retries=1", judge_more={"judge_concurrency": 4},

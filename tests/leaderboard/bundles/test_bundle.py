@@ -76,6 +76,7 @@ def test_credential_fields_but_not_names_of_variables_or_tokenizers() -> None:
 # --- slow: bundles of real runs ------------------------------------------------------------
 @pytest.fixture(scope="module")
 def calibration(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`conceptcomb judge calibrate --n 24` against a loopback judge, in this process."""
     path = tmp_path_factory.mktemp("calibration") / "calibration.json"
     with LoopbackServer() as server:
         args = ["judge", "calibrate", "--n", "24", "--judge-base-url", server.base_url]
@@ -87,6 +88,10 @@ def calibration(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def bundles(
     real_runs: RealRuns, calibration: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Path]:
+    """`submit-bundle` of the session's `real_runs` (tests/leaderboard/conftest.py), each
+    bundle checked as it is made. Its first user pays it, and `real_runs` where the worker
+    has not made them yet: 1201 s of setup in test_api_key_inside_fails_validation (on 2
+    cores at load 4-7, 2026-12-06)."""
     out = tmp_path_factory.mktemp("bundles")
     code, printed = run_cli(
         "submit-bundle", str(real_runs.lm_eval_dir), str(real_runs.inspect_dir),
@@ -177,6 +182,10 @@ def test_bundles_of_the_same_results_agree(bundles: dict[str, Path], real_runs: 
 
 @pytest.mark.slow
 def test_api_key_inside_fails_validation(bundles: dict[str, Path], tmp_path: Path) -> None:
+    """A credential in a resealed bundle makes it invalid by itself. Slow as the first
+    test of the module to ask for `bundles`: it pays the session's `real_runs` (lm-eval and
+    Inspect runs of SmolLM2 from its GGUF) and the module's `calibration` and `bundles`,
+    1201 s of setup (on 2 cores at load 4-7, 2026-12-06)."""
     bundle = load(bundles["inspect"])
     bundle["model"]["args"]["api_key"] = FAKE_OPENAI_KEY
     bundle["notes"] = [f"export OPENAI_API_KEY={FAKE_OPENAI_KEY}"]

@@ -49,7 +49,11 @@ def bundles(
     abspyramid_dir: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Path]:
-    """One lm-eval and one Inspect run of SmolLM2 on the three tasks, and their bundles."""
+    """One lm-eval and one Inspect run of SmolLM2 on the three tasks, and their bundles.
+    Its first user pays it: two framework processes, each loading SmolLM2 and answering 3
+    items per task (log-likelihoods, generated labels, generated concepts), then
+    `submit-bundle` checking both bundles: 360 s of setup in
+    test_an_edited_item_is_caught_naming_it (on 2 cores at load 4-7, 2026-12-06)."""
     root = tmp_path_factory.mktemp("abspyramid-evidence")
     run_ok(
         lm_eval_command(smollm2_folder, ",".join(TASKS), LIMIT, abspyramid_dir, root / "lm-eval")
@@ -180,6 +184,10 @@ def test_an_edited_item_is_caught_naming_it(
     task: str,
     edit: Callable[[list[dict]], str],
 ) -> None:
+    """An edit of one item, resealed, is caught and names that item. The first test of the
+    module pays `bundles` (the real runs): 377 s for
+    [abspyramid_det_noun_zs-_change_reply-inspect], 360 s of it setup (on 2 cores at load
+    4-7, 2026-12-06)."""
     bundle = load(bundles[framework])
     items = items_of(bundle, task)
     expected = edit(items)

@@ -37,7 +37,10 @@ LIMIT = 2
 def bundles(
     smollm2_folder: Path, smollm2_inspect_model: list[str], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Path]:
-    """One lm-eval and one Inspect run of SmolLM2 on 2 concepts, and their bundles."""
+    """One lm-eval and one Inspect run of SmolLM2 on 2 concepts, and their bundles. Its
+    first user pays it: two framework processes, each loading SmolLM2 and generating up to
+    64 tokens per concept, then `submit-bundle` checking both bundles: 254 s of setup in
+    test_an_edited_metric_is_caught[inspect] (on 2 cores at load 4-7, 2026-12-06)."""
     root = tmp_path_factory.mktemp("mcrae-evidence")
     run_ok(lm_eval_command(
         TASK, model="hf", model_args=f"pretrained={smollm2_folder}", limit=LIMIT,
@@ -135,6 +138,9 @@ def test_an_edited_item_is_caught_naming_it(
 
 @pytest.mark.parametrize("framework", ["lm-eval", "inspect"])
 def test_an_edited_metric_is_caught(bundles: dict[str, Path], framework: str) -> None:
+    """A claimed metric edited and resealed is caught. The first test of the module pays
+    `bundles` (the real runs): 254 s of setup for [inspect] (on 2 cores at load 4-7,
+    2026-12-06)."""
     bundle = load(bundles[framework])
     task = next(t for t in bundle["tasks"] if t["task"] == TASK)
     task["metrics"]["R@30"]["value"] += 0.01

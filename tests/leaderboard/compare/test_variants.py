@@ -80,7 +80,12 @@ def _inspect(task: object, server: ModelServer, logs: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Every run the tests compare, made once against one loopback model server."""
+    """Every run the tests compare, made once against one loopback model server. Its first
+    user pays it: five lm_eval processes (both CGGC orders in one, cggc_ood with two seeds,
+    capitals_qa at two temperatures) and four Inspect evals in this process, 12 items per
+    CGGC run; each CGGC task built draws every test item's demonstrations, and its scoring
+    starts METEOR's JVM. 164 s of setup in test_one_lm_eval_folder_holding_both_orders (on
+    2 cores at load 4-7, 2026-12-06)."""
     import importlib.util
 
     from conceptcomb.cggc.inspect_tasks import TASKS
@@ -140,6 +145,9 @@ def _check_clustered(row: dict, a: dict, b: dict) -> None:
 
 
 def test_one_lm_eval_folder_holding_both_orders(runs: dict[str, Path]) -> None:
+    """One lm-eval folder with both orders: each task a run of its own, paired. The first
+    test of the module pays `runs` (nine framework runs): 166 s here, 164 s of it setup (on
+    2 cores at load 4-7, 2026-12-06)."""
     found = _variants(runs["orders"])
     rows = {r["metric"]: r for r in found["comparisons"]}
     row = rows["coverage"]

@@ -54,6 +54,11 @@ def concepts_reply(chat: dict[str, Any]) -> str:
 
 @pytest.fixture(scope="module")
 def cggc_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One lm_eval process on the four CGGC tasks, 12 items each, against the loopback
+    model: each task built draws every test item's demonstrations, and the scoring starts
+    METEOR's JVM. Its first user pays it: 69 s of setup in
+    test_the_report_shows_the_differences_and_their_figure (on 2 cores at load 4-7,
+    2026-12-06)."""
     out = tmp_path_factory.mktemp("cggc-variants") / "lm-eval"
     with ModelServer({}, reply_for=concepts_reply) as server:
         run_ok(lm_eval_command(
@@ -111,6 +116,9 @@ def test_cggc_report_prints_table_4_and_7_paired_differences(cggc_run: Path, cap
 
 @pytest.mark.slow
 def test_the_report_shows_the_differences_and_their_figure(cggc_run: Path, tmp_path: Path) -> None:
+    """`conceptcomb report` shows the paired differences, their figures and Holm's p. The
+    first test of the module to ask for `cggc_run` pays it (an lm_eval run of four CGGC
+    tasks): 75 s, 69 s of it setup (on 2 cores at load 4-7, 2026-12-06)."""
     out = tmp_path / "report"
     assert main(["report", str(cggc_run), "--out", str(out), "--no-published"]) == 0
     markdown = (out / "cggc.md").read_text()
