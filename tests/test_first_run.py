@@ -191,8 +191,9 @@ def test_ctrl_c_while_the_local_judge_loads_stops_at_once(tmp_path: Path) -> Non
     """The packaged GGUF takes seconds to de-quantize: Ctrl-C in the middle stops the run
     within a few seconds, with one line (it took 55 s and ~1,100 lines of CancelledError).
     Before the Ctrl-C: one inspect eval process's start and the task's build until the
-    local judge starts loading. 77 s on 2 cores at load 4-7 (2026-12-06), a failure: the
-    run had not ended 60 s after the Ctrl-C."""
+    local judge starts loading: 10-20 s on 2 cores at load 4-5 (2026-12-06). When it failed
+    (77 s, the run alive 60 s after the Ctrl-C), the KeyboardInterrupt had been lost in a
+    finalizer during the load; `interruptible` now ends the run then too."""
     command = inspect_command("cggc_ood_verified", "-T", "judge=local")
     process = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)  # fmt: skip

@@ -103,7 +103,7 @@ def test_the_fast_suite_passes_offline_without_shared_data(tmp_path: Path) -> No
     """The run the module docstring describes: a second pytest session, the fast suite
     (``-m "not slow"``, less UNCHANGED_BY_THE_CUT, some 1,200 tests) in the copy, on two
     workers of its own (pyproject's addopts). 659 s on 2 cores at load 4-7 (2026-12-06), 630 s
-    of it the copy's pytest (633 passed, 552 skipped; this test failed in that run)."""
+    of it the copy's pytest (633 passed, 552 skipped), before UNCHANGED_BY_THE_CUT."""
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert f"`{FAST_COMMAND}`" in readme.replace("\n", " ")
     prefix = offline_prefix()
