@@ -101,8 +101,8 @@ def load_local_judge(settings: JudgeSettings) -> None:
     placement = Placement.of(settings)  # the device and dtype the judge will ask on
     what = f"judge_model={settings.judge_model}" if settings.judge_model else "packaged SmolLM2"
     with interruptible(f"loading the local judge ({what})"):
-        # Said once Ctrl-C is ours: a Ctrl-C right after the line stops the load at once (before,
-        # the event loop's handler took it and waited for the load to end: over 60 s under load).
+        # Said once Ctrl-C is ours: a Ctrl-C right after the line is never the event loop's,
+        # whose handler would wait for the load to end.
         if not is_loaded(settings.judge_model):
             print(f"conceptcomb: loading the local judge ({what})", file=sys.stderr, flush=True)
         try:
