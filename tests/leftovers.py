@@ -55,6 +55,9 @@ ALLOWED_THREADS = {
 ALLOWED_TEMP = {
     # torch's compiler cache (/tmp/torchinductor_<user>), made when torch loads its compiler.
     "torchinductor_": "a cache, removed with the session's temporary folder",
+    # pytest's own tmp_path root of a pytest run that a test starts with an environment of
+    # its own (tmp_path folders are kept by design); removed with the session's folder.
+    "pytest-of-": "an inner pytest session's tmp_path folders",
 }
 GRACE_SECONDS = 3.0  # for processes and threads already on their way out
 
