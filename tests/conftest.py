@@ -22,6 +22,8 @@ from typing import NoReturn
 
 import pytest
 
+from tests.leftovers import collector_as_found  # noqa: F401  (an autouse fixture)
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("CONCEPTCOMB_TEST_DATA", REPO.parent / "shared" / "data"))
 HAS_SHARED_DATA = (SHARED_DATA / "ccpt" / "ccpt_emergent.csv").is_file()

@@ -215,6 +215,28 @@ class Leftovers:
         tempfile.tempdir = None
 
 
+@pytest.fixture(autouse=True)
+def collector_as_found() -> Iterator[None]:
+    """Each test leaves Python's garbage collector as it found it (on or off, frozen objects,
+    thresholds): a test that turned it off once made later tests in the same worker fail,
+    depending on the order of files (tests/scorers/test_rating_collector.py after
+    tests/leaderboard/explore/test_collector.py). The settings are restored, and the test
+    that changed them fails, naming what it left."""
+    before = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())
+    yield
+    after = (gc.isenabled(), gc.get_threshold(), gc.get_freeze_count())
+    if after == before:
+        return
+    gc.unfreeze()
+    gc.set_threshold(*before[1])
+    (gc.enable if before[0] else gc.disable)()
+    pytest.fail(
+        "the test left the garbage collector changed: (enabled, threshold, frozen objects) "
+        f"{before} before, {after} after; restore it in a fixture",
+        pytrace=False,
+    )
+
+
 def _open_loops() -> list[asyncio.AbstractEventLoop]:
     gc.collect()
     return [

@@ -103,3 +103,35 @@ def test_a_clean_session_passes(tmp_path: Path) -> None:
         output = done.stdout + done.stderr
         assert done.returncode == 0, output[-3000:]
         assert "left behind" not in output
+
+
+COLLECTOR = """
+import gc
+
+def test_turns_the_collector_off():
+    gc.disable()
+
+def test_finds_it_on():
+    assert gc.isenabled()
+"""
+
+
+def test_a_test_that_leaves_the_collector_off_fails_and_the_next_finds_it_on(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "conftest.py").write_text(
+        "from tests.leftovers import collector_as_found  # noqa: F401\n", encoding="utf-8"
+    )
+    (tmp_path / "test_generated.py").write_text(COLLECTOR, encoding="utf-8")
+    path = os.pathsep.join([str(REPO), str(REPO / "src"), os.environ.get("PYTHONPATH", "")])
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly",
+               "-q", "test_generated.py"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": path, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=300)  # fmt: skip
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output[-3000:]
+    assert "2 passed, 1 error" in output, output[-3000:]
+    assert "ERROR at teardown of test_turns_the_collector_off" in output, output[-3000:]
+    assert "the test left the garbage collector changed" in output, output[-3000:]
+    assert ", 0) before, (False, (" in output, output[-3000:]

@@ -18,11 +18,11 @@ from conceptcomb.leaderboard.explore import data, page
 
 @pytest.fixture
 def collector_on():
+    """The collector on for the test, and as it was after it, whatever the test did."""
     was_on = gc.isenabled()
     gc.enable()
     yield
-    if not was_on:
-        gc.disable()
+    (gc.enable if was_on else gc.disable)()
 
 
 def test_paused_inside_and_on_again_after(collector_on) -> None:
