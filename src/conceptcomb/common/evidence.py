@@ -261,7 +261,32 @@ def full_inspect_log(path: str) -> Any:
     """An Inspect log with its samples (read once for the prompts' hash and the evidence)."""
     from inspect_ai.log import read_eval_log
 
-    return read_eval_log(path)
+    try:
+        return read_eval_log(path)
+    except ValueError as err:  # JSON Inspect's reader refuses, as a lone surrogate's escape
+        cause = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise DataFormatError(
+            f"{path}: Inspect cannot read this log's samples ({cause}): the file was cut short "
+            "or edited; run the task again, or leave this log out of the folder."
+        ) from err
+
+
+def lone_surrogate_at(value: Any, where: str = "") -> str | None:
+    """Where in ``value`` (``reply``, ``replies[2]``) a string holds a lone surrogate
+    (U+D800 to U+DFFF: JSON can escape one, no UTF-8 file can hold it), or None."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return where or "a text"
+        return None
+    if isinstance(value, Mapping):
+        pairs = ((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
+    elif isinstance(value, list | tuple):
+        pairs = ((f"{where}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    return next((found for w, v in pairs if (found := lone_surrogate_at(v, w))), None)
 
 
 def lm_eval_samples_path(results: Path, task: str) -> Path | None:

@@ -100,3 +100,26 @@ def test_the_report_ranks_each_run_under_its_own_judge(
         assert re.findall(r"judge key ([0-9a-f]{8})", section) == [key], section
     table_keys = re.findall(r"^\| \*\*m\*\* .*?\(API chat, ([0-9a-f]{8})\)", text, re.M)
     assert sorted(table_keys) == sorted(headings), text
+
+
+def test_a_reply_with_a_lone_surrogate_ends_in_one_line(
+    two_runs: list[Path], tmp_path: Path
+) -> None:
+    """JSON can escape a lone surrogate (half of a character an API cut), no UTF-8 bundle can
+    hold one: submit-bundle names the file, the item and the field, exit 2, no traceback."""
+    run = tmp_path / "run"
+    shutil.copytree(two_runs[0], run)
+    samples = next(run.rglob(f"samples_{TASK}_*.jsonl"))
+    lines = samples.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[1])
+    reply = record["resps"][0][0]
+    record["resps"][0][0] = record["filtered_resps"][0] = reply[:5] + "\ud83d" + reply[5:]
+    lines[1] = json.dumps(record)  # ASCII: the surrogate as the escape \ud83d
+    samples.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, printed = run_cli("submit-bundle", str(run), "--out", str(tmp_path / "out"))
+    assert code == 2, printed
+    assert "Traceback" not in printed, printed
+    line = printed.strip().splitlines()[-1]
+    assert line.startswith("conceptcomb: error: ") and str(run) in line, printed
+    assert f"{TASK}'s item 1 " in line and "lone surrogate" in line and "reply" in line, line
+    assert not list((tmp_path / "out").glob("*.bundle.json"))

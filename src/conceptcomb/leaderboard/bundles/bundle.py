@@ -54,6 +54,7 @@ from conceptcomb.common.evidence import (
     lm_eval_recorded_turns,
     lm_eval_samples_path,
     lm_eval_sent_text,
+    lone_surrogate_at,
     missing_reason,
     prompts_sha256,
     score_items,
@@ -352,7 +353,24 @@ def task_evidence(
         identities |= _named(raw.record, "judge")
         snapshots |= _named(raw.record, "judge_snapshot")
         snapshots |= _named((raw.record or {}).get("verification"), "snapshot")
-    return encode(redact(items)), identities, snapshots
+    try:
+        return encode(redact(items)), identities, snapshots
+    except UnicodeEncodeError:
+        raise _lone_surrogate(task, items) from None
+
+
+def _lone_surrogate(task: TaskRun, items: list[dict[str, Any]]) -> DataFormatError:
+    """The one line for a run whose records hold a lone surrogate (which a bundle, UTF-8
+    JSON, cannot carry), naming the item and the field."""
+    number, where = next(
+        (n, found) for n, item in enumerate(items) if (found := lone_surrogate_at(item))
+    )
+    return DataFormatError(
+        f"{task.source}: {task.task}'s item {number} ({items[number].get('id') or 'no id'}) "
+        f"holds a lone surrogate (U+D800 to U+DFFF) in its {where}, which no bundle (UTF-8) "
+        "can carry: replace it in the run's records (with U+FFFD) and re-score them with "
+        f"`conceptcomb score {task.task} --predictions FILE`, or leave this run out."
+    )
 
 
 def _named(record: Any, field: str) -> set[str]:
