@@ -37,6 +37,22 @@ def test_a_run_against_itself_gives_zero_an_empty_interval_and_p_one() -> None:
     assert (boot.difference, boot.lower, boot.upper, boot.p) == (0.0, 0.0, 0.0, 1.0)
 
 
+def test_one_difference_on_every_item_up_to_rounding_is_exact() -> None:
+    """A - B of 0.1 on each item leaves rounding errors (~1e-17) as its spread: scipy's t test
+    then gives p ~ 1e-48 or 1e-300 (as `judge agree` once printed); the difference has no
+    spread, so its interval is the point and p is 0 (1 where it is 0)."""
+    shifted = A - 0.1
+    assert np.std(A - shifted) > 0  # rounding, which the t test takes for a spread
+    for units in (None, UNITS):
+        diff = stats.paired_difference(A, shifted, units)
+        assert diff is not None and diff.lower == diff.upper == diff.difference
+        assert diff.difference == pytest.approx(0.1) and diff.p == 0.0 and diff.stderr == 0.0
+    nearly = shifted.copy()
+    nearly[0] += 1e-6  # a real spread, however small, keeps its interval
+    diff = stats.paired_difference(A, nearly)
+    assert diff is not None and diff.stderr > 0 and diff.lower < diff.difference < diff.upper
+
+
 def test_the_paired_t_difference_is_scipys() -> None:
     found = stats.paired_difference(A, B)
     test = scipy_stats.ttest_rel(A, B)

@@ -227,6 +227,17 @@ def _degenerate(mean: float) -> tuple[float, float, float, float]:
     return 0.0, mean, mean, 1.0 if mean == 0.0 else 0.0
 
 
+def _no_spread(sd: float, a: np.ndarray, b: np.ndarray) -> bool:
+    """Every difference the same, up to floating point: a - b of items that differ by one
+    constant (0.1 on each item) has a spread of rounding errors (~1e-17), which the t test
+    would turn into p ~ 1e-300 and an interval of nothing."""
+    scale = max(float(np.abs(a).max()), float(np.abs(b).max()))
+    return not sd > _ROUNDING * scale
+
+
+_ROUNDING = 1e-12  # a spread below this fraction of the values' size is rounding
+
+
 def paired_difference(
     a: Sequence[float] | np.ndarray,
     b: Sequence[float] | np.ndarray,
@@ -296,7 +307,7 @@ def paired_differences(
     correlations = _correlations(a, b)
     for row in range(count):
         lo, hi, pv, error = float(low[row]), float(high[row]), float(p[row]), float(se[row])
-        if error == 0.0:
+        if _no_spread(float(sd[row]), a[row], b[row]):
             error, lo, hi, pv = _degenerate(float(mean[row]))
         found.append(
             Difference(
