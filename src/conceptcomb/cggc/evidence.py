@@ -220,7 +220,7 @@ def _verdict(item: CggcItem, answer: str, stored: dict[str, Any]) -> tuple[Verif
     return result, problems
 
 
-def _answer(edge: Any) -> str | None:
+def _stored_answer(edge: Any) -> str | None:
     """The verifier's stored answer of an edge row (its 5th element), where there is one."""
     if isinstance(edge, list) and len(edge) > 4 and isinstance(edge[4], str):
         return edge[4]
@@ -234,7 +234,7 @@ def _answer_problems(number: int, edge: Any) -> list[str]:
         return []
     if len(edge) > 5 or not (edge[4] is None or isinstance(edge[4], str)):
         return [f"verifier question {number}: a row is [head, relation, tail, verdict, answer]"]
-    answer = _answer(edge)
+    answer = _stored_answer(edge)
     if answer is None or answer_cut(answer):
         return []
     parsed = parse_verdict(answer)
@@ -301,7 +301,7 @@ class CggcEvidence:
             JudgedQuestion(
                 f"{edge[0]} --{edge[1]}--> {edge[2]}",
                 "failed" if edge[3] is None else _verdict_text(edge[3]),
-                _answer(edge),
+                _stored_answer(edge),
             )
             for edge in edges or []
             if isinstance(edge, list) and len(edge) >= 4
