@@ -12,10 +12,10 @@ Checking: the answer is the reply cleaned again; the demonstrations are those th
 sampler gives the item with the run's options (seed, k, packaging...); the reference is the
 item's own (each CGGC item is scored against its own sentence); the questions are the
 item's edges; a stored answer, read again with the verifier's parser (`parse_verdict`),
-gives the stored verdict; the per-item scores follow from the answer and the verdicts. Every corpus
-metric is then recomputed from the answers and the pinned references with the tasks' code
-(`conceptcomb.cggc.metrics`); METEOR without Java and SPICE without its jars are "not
-re-checked" on this machine.
+gives the stored verdict; the per-item scores follow from the answer and the verdicts.
+Every corpus metric is then recomputed from the answers and the pinned references with the
+tasks' code (`conceptcomb.cggc.metrics`); METEOR without Java and SPICE without its jars are
+"not re-checked" on this machine.
 """
 
 from __future__ import annotations
