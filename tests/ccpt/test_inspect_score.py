@@ -87,6 +87,20 @@ def test_inspect_score_equals_conceptcomb_score(tmp_path: Path, fresh_cache: Pat
         for q in record["judged"].values()
     }
     assert ratings == ratings_of(tmp_path / "s.jsonl") and len(ratings) == 9
+    # Each question's raw answer kept beside its rating, as `conceptcomb score` keeps it.
+    answers = {
+        (q["concept"].lower(), q["property"].lower()): q["reply"]
+        for record in judged
+        for q in record["judged"].values()
+    }
+    samples = [json.loads(line) for line in (tmp_path / "s.jsonl").read_text().splitlines()]
+    theirs_answers = {
+        (q["concept"].lower(), q["property"].lower()): q["reply"]
+        for line in samples
+        for q in (line.get("judged") or {}).values()
+    }
+    assert answers == {pair: json.dumps({"relevance": int(r)}) for pair, r in ratings.items()}
+    assert theirs_answers == answers
 
     # The same metrics: each mean and standard error of the scorer `inspect score` added.
     ours = json.loads((tmp_path / "r.json").read_text())["results"]

@@ -1,13 +1,17 @@
 """CCPT items in a bundle, and checking them again with the task's own scoring core.
 
 An item's evidence: ``reply``, ``answer`` (the parsed fields, ``in_dict`` whether they came
-from the requested dictionary), ``judged`` ([concept, property, rating] for the noun phrase,
-head and modifier questions, the order of `conceptcomb.ccpt.scoring.ROLES`), ``errors`` (the
-judge's failures) and ``scores``. Multi-oracle items hold ``replies``, one such record per
-reply in ``samples`` (with that reply's scores), and the best-of-N ``scores``.
+from the requested dictionary), ``judged`` ([concept, property, rating, answer] for the
+noun phrase, head and modifier questions, the order of `conceptcomb.ccpt.scoring.ROLES`: the
+judge's raw answer cut at `MOST_ANSWER_CHARS`, null where it wrote none; bundles of before the
+answers hold [concept, property, rating]), ``errors`` (the judge's failures) and ``scores``.
+Multi-oracle items hold ``replies``, one such record per reply in ``samples`` (with that
+reply's scores), and the best-of-N ``scores``.
 
 Checking re-runs `plan_item` (parse, the judge questions the answer asks) and `finish_item`
-(the metrics from the stored ratings) on the item as the pinned dataset holds it.
+(the metrics from the stored ratings) on the item as the pinned dataset holds it; a stored
+answer is read again with the judge's parser (`parse_relevance`, or the local judge's
+expected rating) and must give the stored rating.
 """
 
 from __future__ import annotations
@@ -25,8 +29,19 @@ from conceptcomb.ccpt.metrics import aggregate
 from conceptcomb.ccpt.modifiers import SURFACE
 from conceptcomb.ccpt.scoring import ItemScore, finish_item, plan_item, without_judge
 from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
-from conceptcomb.common.evidence import ItemSet, ItemView, RawItem, close, defined
-from conceptcomb.scorers.judge_base import JudgeReply
+from conceptcomb.common.evidence import (
+    ItemSet,
+    ItemView,
+    JudgedQuestion,
+    RawItem,
+    answer_cut,
+    close,
+    defined,
+    kept_answer,
+)
+from conceptcomb.scorers.judge_base import JudgeReply, shorten
+from conceptcomb.scorers.local_judge import expected_rating
+from conceptcomb.scorers.relevance import parse_relevance
 
 FAILED_IN_RUN = "the judge failed on this question in the run"
 ANSWER_METHOD = (
@@ -83,6 +98,20 @@ class CcptEvidence:
     def explorer_references(self, task: str, item: CcptItem) -> list[str]:
         """The dataset's property of the item (the gold the judge's questions rate against)."""
         return [item.property] if item.property else []
+
+    def explorer_questions(self, task: str, evidence: dict[str, Any]) -> list[JudgedQuestion]:
+        """Each judge question (concept, property) with its rating and the judge's raw
+        answer where the bundle holds it (a multi-oracle item's: each reply's, numbered)."""
+        records = _records(task, evidence)
+        found = []
+        for number, record in enumerate(records, start=1):
+            prefix = f"reply {number}: " if len(records) > 1 else ""
+            found += [
+                JudgedQuestion(f"{prefix}{row[0]} — {row[1]}", _rating_text(row[2]), _answer(row))
+                for row in record.get("judged") or []
+                if isinstance(row, list) and len(row) >= 3
+            ]
+        return found
 
     # --- building ------------------------------------------------------------------------
     def item_key(self, task: str, doc: dict[str, Any], data_dir: str | None = None) -> str | None:
@@ -259,7 +288,10 @@ def _reply_evidence(
         evidence["npc_modifier"] = rule
     judged = record.get("judged") or {}
     errors = list(record.get("errors") or [])
-    rows = [[q.get("concept"), q.get("property"), q.get("rating")] for q in judged.values()]
+    questions = list(judged.values())
+    rows = [[q.get("concept"), q.get("property"), q.get("rating")] for q in questions]
+    if any("reply" in q for q in questions):  # the judge's answers, where recorded
+        rows = [[*row, kept_answer(q.get("reply"))] for row, q in zip(rows, questions, strict=True)]
     # Questions without a rating and without a failure: the judge was off.
     if rows and (errors or any(row[2] is not None for row in rows)):
         evidence["judged"] = rows
@@ -290,15 +322,70 @@ def _check_reply(
         result = without_judge(spec, planned) if planned.questions else planned
         return [], result.metrics
     asked = [[q.concept, q.prop] for q in planned.questions.values()]
-    rows_ok = isinstance(judged, list) and all(
-        isinstance(row, list) and len(row) == 3 for row in judged
-    )
+    rows_ok = isinstance(judged, list) and all(_row_ok(row) for row in judged)
     if not rows_ok or [row[:2] for row in judged] != asked:
         return [
-            f"the judge questions stored, {json.dumps(judged)}, are not the ones its answer "
-            f"asks: {json.dumps(asked)}"
+            f"the judge questions stored, {json.dumps(judged)[:400]}, are not the ones its "
+            f"answer asks: {json.dumps(asked)}"
         ], None
+    problems = [p for n, row in enumerate(judged, start=1) for p in _answer_problems(n, row)]
+    if problems:
+        return problems, None
     return [], _from_ratings(spec, planned, [row[2] for row in judged]).metrics
+
+
+def _row_ok(row: Any) -> bool:
+    """[concept, property, rating] (a bundle of before the answers) or with the judge's
+    answer (text, or null where it wrote none) as a 4th element."""
+    if not isinstance(row, list) or len(row) not in (3, 4):
+        return False
+    return len(row) == 3 or row[3] is None or isinstance(row[3], str)
+
+
+def _answer(row: list[Any]) -> str | None:
+    return row[3] if len(row) > 3 and isinstance(row[3], str) else None
+
+
+def _rating_text(rating: Any) -> str:
+    if rating is None:
+        return "failed"
+    return f"{rating:g}" if isinstance(rating, float) else str(rating)
+
+
+def answer_rating(answer: str) -> float | None:
+    """The rating the judge's answer gives: the local judge's expected rating (to 4
+    decimals), else the 1-10 rating `parse_relevance` reads (None: the answer holds none)."""
+    expected = expected_rating(answer)
+    if expected is not None:
+        return expected
+    parsed = parse_relevance(answer)
+    return None if parsed is None else float(parsed)
+
+
+def _rating_matches(rating: Any, parsed: float | None, answer: str) -> bool:
+    if rating is None or parsed is None:
+        return rating is None and parsed is None
+    if isinstance(rating, bool) or not isinstance(rating, int | float):
+        return False
+    if expected_rating(answer) is not None:  # written to 4 decimals
+        return abs(rating - parsed) <= 5e-5 + 1e-9
+    return close(float(rating), parsed)
+
+
+def _answer_problems(number: int, row: list[Any]) -> list[str]:
+    """The stored rating against what the judge's stored answer gives (none for a row
+    without an answer, or with one cut at `MOST_ANSWER_CHARS`)."""
+    answer = _answer(row)
+    if answer is None or answer_cut(answer):
+        return []
+    parsed = answer_rating(answer)
+    if _rating_matches(row[2], parsed, answer):
+        return []
+    return [
+        f"judge question {number} ({row[0]}, {row[1]}): the bundle stores the rating "
+        f"{row[2]}, but the judge's answer it stores ({shorten(answer, 120)!r}) gives "
+        f"{'no rating' if parsed is None else f'{parsed:g}'}"
+    ]
 
 
 def _from_ratings(spec: CcptTaskSpec, planned: ItemScore, ratings: list[Any]) -> ItemScore:

@@ -44,6 +44,9 @@ class ItemScore:
     metrics: dict[str, float]
     questions: dict[str, RelevanceQuestion] = field(default_factory=dict)
     ratings: dict[str, float | None] = field(default_factory=dict)
+    # The judge's raw answer per role (`JudgeReply.reply`; a cached rating's cached answer),
+    # None where it wrote none (a failed request, the judge off).
+    answers: dict[str, str | None] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     judge: str | None = None  # the judge's identity, when one rated this reply
     judge_snapshot: str | None = None  # the model its answers named, where they named one
@@ -54,6 +57,7 @@ class ItemScore:
     def to_json(self) -> dict[str, Any]:
         """A JSON-safe record (NaN -> null) for logs and samples.
 
+        Each judged question holds its ``rating`` and the judge's raw answer (``reply``).
         Noun phrase completion adds ``modifier``: the modifier as read from the reply and as
         judged, the rule (``npc_modifier``) and where the judged one came from.
         """
@@ -62,7 +66,12 @@ class ItemScore:
             "answer": self.answer.fields if self.answer else None,
             "answer_in_dict_format": self.answer.in_dict if self.answer else None,
             "judged": {
-                role: {"concept": q.concept, "property": q.prop, "rating": self.ratings.get(role)}
+                role: {
+                    "concept": q.concept,
+                    "property": q.prop,
+                    "rating": self.ratings.get(role),
+                    "reply": self.answers.get(role),
+                }
                 for role, q in self.questions.items()
             },
             "metrics": {k: (None if math.isnan(v) else v) for k, v in self.metrics.items()},
@@ -127,6 +136,7 @@ def finish_item(
     for role, question in planned.questions.items():
         reply = replies[question.prompt]
         planned.ratings[role] = reply.rating
+        planned.answers[role] = reply.reply or None
         if not reply.ok:
             planned.errors.append(f"{role}: {reply.error}")
     planned.judge_snapshot = snapshot_of(replies[q.prompt] for q in planned.questions.values())

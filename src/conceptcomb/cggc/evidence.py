@@ -3,16 +3,19 @@
 An item's evidence: ``reply`` (raw), ``answer`` (the sentence the task scored,
 `scoring.prediction_of`), ``demonstrations`` and ``references`` (stable ids of the pinned
 dataset's items, in order), ``verification`` for ``_verified`` tasks (``edges``: [head,
-relation, tail, verdict] per question, verdict None where the judge failed; ``verified``,
-``failed``) and ``scores`` (the per-item values the framework aggregated).
+relation, tail, verdict, answer] per question, verdict None where the judge failed, answer
+the judge's raw answer cut at `MOST_ANSWER_CHARS`, None where it wrote none; bundles of before
+the answers hold [head, relation, tail, verdict]; ``verified``, ``failed``) and ``scores``
+(the per-item values the framework aggregated).
 
 Checking: the answer is the reply cleaned again; the demonstrations are those the task's
 sampler gives the item with the run's options (seed, k, packaging...); the reference is the
 item's own (each CGGC item is scored against its own sentence); the questions are the
-item's edges; the per-item scores follow from the answer and the verdicts. Every corpus
-metric is then recomputed from the answers and the pinned references with the tasks' code
-(`conceptcomb.cggc.metrics`); METEOR without Java and SPICE without its jars are "not
-re-checked" on this machine.
+item's edges; a stored answer, read again with the verifier's parser (`parse_verdict`),
+gives the stored verdict; the per-item scores follow from the answer and the verdicts.
+Every corpus metric is then recomputed from the answers and the pinned references with the
+tasks' code (`conceptcomb.cggc.metrics`); METEOR without Java and SPICE without its jars are
+"not re-checked" on this machine.
 """
 
 from __future__ import annotations
@@ -53,12 +56,17 @@ from conceptcomb.common.evidence import (
     CorpusInputs,
     ItemSet,
     ItemView,
+    JudgedQuestion,
     RawItem,
     Recomputed,
+    answer_cut,
     close,
     defined,
+    kept_answer,
 )
 from conceptcomb.common.results import sem
+from conceptcomb.scorers.judge_base import shorten
+from conceptcomb.scorers.verdicts import parse_verdict
 
 PER_ITEM = ("rouge2", "rougeL", "coverage")  # means of per-item values; the rest are corpus
 JAVA_MISSING = "no 'java' on PATH here (METEOR 1.5 is a jar)"
@@ -177,11 +185,13 @@ def _frozen(options: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
 def _verification_evidence(record: Any) -> dict[str, Any] | None:
     if not isinstance(record, dict):
         return None
+    found = [edge for edge in record.get("edges") or [] if isinstance(edge, dict)]
     edges = [
         [edge.get("head"), edge.get("relation"), edge.get("tail"), edge.get("verdict")]
-        for edge in record.get("edges") or []
-        if isinstance(edge, dict)
+        for edge in found
     ]
+    if any("reply" in edge for edge in found):  # the verifier's answers, where recorded
+        edges = [[*row, kept_answer(e.get("reply"))] for row, e in zip(edges, found, strict=True)]
     return {"edges": edges, "verified": record.get("verified"), "failed": record.get("failed")}
 
 
@@ -197,6 +207,7 @@ def _verdict(item: CggcItem, answer: str, stored: dict[str, Any]) -> tuple[Verif
     verdicts = [edge[3] if isinstance(edge, list) and len(edge) > 3 else None for edge in edges]
     if not all(v is None or isinstance(v, bool) for v in verdicts):
         problems.append("a verdict must be true, false or null (the judge failed)")
+    problems += [p for n, edge in enumerate(edges, start=1) for p in _answer_problems(n, edge)]
     result = Verification(item.item_id)
     # A question without its stored verdict counts as failed, never as a yes.
     result.failed = len(verdicts) != len(asked) or any(v is None for v in verdicts)
@@ -207,6 +218,37 @@ def _verdict(item: CggcItem, answer: str, stored: dict[str, Any]) -> tuple[Verif
             f"bundle stores verified={stored.get('verified')}, failed={stored.get('failed')}"
         )
     return result, problems
+
+
+def _stored_answer(edge: Any) -> str | None:
+    """The verifier's stored answer of an edge row (its 5th element), where there is one."""
+    if isinstance(edge, list) and len(edge) > 4 and isinstance(edge[4], str):
+        return edge[4]
+    return None
+
+
+def _answer_problems(number: int, edge: Any) -> list[str]:
+    """A 5th element that is no answer, or an answer that does not give the row's verdict
+    (none for a row without one, or with one cut at `MOST_ANSWER_CHARS`)."""
+    if not isinstance(edge, list) or len(edge) <= 4:
+        return []
+    if len(edge) > 5 or not (edge[4] is None or isinstance(edge[4], str)):
+        return [f"verifier question {number}: a row is [head, relation, tail, verdict, answer]"]
+    answer = _stored_answer(edge)
+    if answer is None or answer_cut(answer):
+        return []
+    parsed = parse_verdict(answer)
+    if parsed is edge[3]:
+        return []
+    return [
+        f"verifier question {number} ({edge[0]} --{edge[1]}--> {edge[2]}): the bundle stores "
+        f"the verdict {_verdict_text(edge[3])}, but the verifier's answer it stores "
+        f"({shorten(answer, 120)!r}) gives {_verdict_text(parsed)}"
+    ]
+
+
+def _verdict_text(verdict: Any) -> str:
+    return {True: "yes", False: "no", None: "no verdict"}.get(verdict, repr(verdict))
 
 
 class CggcEvidence:
@@ -249,6 +291,21 @@ class CggcEvidence:
     def explorer_references(self, task: str, item: TestItem) -> list[str]:
         """The item's reference sentence."""
         return [item.item.target]
+
+    def explorer_questions(self, task: str, evidence: dict[str, Any]) -> list[JudgedQuestion]:
+        """Each relation the verifier was asked about, its verdict and the verifier's raw
+        answer where the bundle holds it."""
+        stored = evidence.get("verification")
+        edges = stored.get("edges") if isinstance(stored, dict) else None
+        return [
+            JudgedQuestion(
+                f"{edge[0]} --{edge[1]}--> {edge[2]}",
+                "failed" if edge[3] is None else _verdict_text(edge[3]),
+                _stored_answer(edge),
+            )
+            for edge in edges or []
+            if isinstance(edge, list) and len(edge) >= 4
+        ]
 
     # --- building ------------------------------------------------------------------------
     def item_key(self, task: str, doc: dict[str, Any], data_dir: str | None = None) -> str | None:

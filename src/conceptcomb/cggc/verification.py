@@ -61,7 +61,8 @@ def _triple(edge: Any) -> tuple[str, str, str]:
 
 @dataclass
 class Verification:
-    """One item's verdicts: per edge yes / no / failed, and the item's."""
+    """One item's verdicts: per edge yes / no / failed (with the judge's raw answer,
+    ``reply``), and the item's."""
 
     item_id: str
     edges: list[dict[str, Any]] = field(default_factory=list)
@@ -116,6 +117,7 @@ def verification_of(
                 "tail": question.tail,
                 "verdict": verdict,
                 "error": reply.error,
+                "reply": reply.reply or None,  # the judge's raw answer (None: it wrote none)
             }
         )
     result.snapshot = snapshot_of(replies[question.prompt] for question in questions)

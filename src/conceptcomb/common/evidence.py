@@ -26,6 +26,7 @@ import gzip
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -201,6 +202,49 @@ def missing_reason(benchmark: str) -> str:
         f"per-item checks of {benchmark} are not implemented yet (corpus-level metrics): its "
         "rows stay unverified"
     )
+
+
+@dataclass(frozen=True)
+class JudgedQuestion:
+    """One question a judge decided, as the item explorer shows it: the question, the
+    rating or verdict (``failed`` where the judge gave none) and the judge's raw answer
+    (None where the bundle holds none: a bundle of before the answers, a failed request)."""
+
+    question: str
+    rating: str
+    answer: str | None
+
+
+class JudgeAnswers(Protocol):
+    """An adapter whose items hold a judge's questions (CCPT's ratings, CGGC's verdicts):
+    each item's questions for the item explorer (`conceptcomb.leaderboard.explore`)."""
+
+    def explorer_questions(self, task: str, evidence: dict[str, Any]) -> list[JudgedQuestion]:
+        """The item's judge questions, in the order the bundle stores them."""
+
+
+# --- the judge's raw answers -------------------------------------------------------------------
+# A judge's answer is kept in the evidence up to this many characters (the judge's
+# max_tokens bounds it in practice; a bundle must not grow without limit whatever it wrote).
+MOST_ANSWER_CHARS = 2_000
+_CUT = re.compile(r" … \[cut: [\d,]+ characters in all\]")
+
+
+def kept_answer(answer: Any) -> str | None:
+    """A judge's raw answer as the evidence keeps it: cut at `MOST_ANSWER_CHARS`, saying
+    how long it was; None for no answer (none recorded, or an empty one)."""
+    if not isinstance(answer, str) or not answer:
+        return None
+    if len(answer) <= MOST_ANSWER_CHARS:
+        return answer
+    return answer[:MOST_ANSWER_CHARS] + f" … [cut: {len(answer):,} characters in all]"
+
+
+def answer_cut(answer: str) -> bool:
+    """Whether a stored answer is one `kept_answer` cut (then its rating cannot be read
+    from it again: the part that held it may be gone)."""
+    found = _CUT.search(answer, MOST_ANSWER_CHARS)
+    return found is not None and found.start() == MOST_ANSWER_CHARS and found.end() == len(answer)
 
 
 # --- numbers ---------------------------------------------------------------------------------

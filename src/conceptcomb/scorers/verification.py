@@ -16,13 +16,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from conceptcomb.common.answers import extract_dicts
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.scorers.api_judge import OpenAIJudge
 from conceptcomb.scorers.judge_base import Judge, JudgeReply, shorten
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.local_judge import LocalJudge, question_ids
 from conceptcomb.scorers.rating import JudgeUsage, rate_prompts
+from conceptcomb.scorers.verdicts import parse_verdict
 
 YES, NO = 1.0, 0.0
 IDENTITY_SUFFIX = "|yes-no-verifier|v1"
@@ -57,27 +57,6 @@ class VerificationQuestion:
             statement=self.statement.strip(),
             sentence=" ".join(self.sentence.split()),
         )
-
-
-def parse_verdict(reply: str) -> bool | None:
-    """yes/no from ``{"answer": "yes"}`` (the last such dictionary), or a reply that
-    starts with yes or no; None when there is no verdict."""
-    for candidate in reversed(extract_dicts(reply)):
-        lowered = {str(k).strip().lower(): v for k, v in candidate.items()}
-        verdict = _yes_no(str(lowered.get("answer", "")))
-        if verdict is not None:
-            return verdict
-    words = reply.strip().lower().split()
-    return _yes_no(words[0]) if words else None
-
-
-def _yes_no(text: str) -> bool | None:
-    word = text.strip().strip(".,!\"'").lower()
-    if word in ("yes", "true"):
-        return True
-    if word in ("no", "false"):
-        return False
-    return None
 
 
 def record_verdict(reply: JudgeReply, text: str) -> bool:

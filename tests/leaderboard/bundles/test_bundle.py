@@ -325,7 +325,7 @@ def _change_reply(items: list[dict]) -> str:
 def _change_rating(items: list[dict]) -> str:
     question = items[_first_judged(items)]["judged"][0]
     question[2] = 1.0 if question[2] != 1.0 else 10.0
-    return "are not those its answer and ratings give"
+    return "but the judge's answer it stores"  # the judge's answer, kept beside its rating
 
 
 def _change_score(items: list[dict]) -> str:

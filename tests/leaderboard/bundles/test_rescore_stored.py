@@ -70,8 +70,9 @@ def _judged_by(results: Path, server: LoopbackServer, out: Path) -> dict:
     (task,) = json.loads(bundle.read_text())["tasks"]
     ratings = [row for item in decode(task["evidence"], TASK) for row in item["judged"]]
     assert len(ratings) >= 3 * ITEMS - 3
-    for concept, prop, rating in ratings:
+    for concept, prop, rating, answer in ratings:  # the maintainer's judge's answers too
         assert rating == server.rating(concept, prop)
+        assert answer == json.dumps({"relevance": int(rating)})
     return task
 
 

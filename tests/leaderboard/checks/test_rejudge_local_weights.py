@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from conceptcomb.ccpt.evidence import answer_rating
+from conceptcomb.common.evidence import decode
 from conceptcomb.scorers import judge_identity
 from tests.leaderboard.eee_support import run_cli
 from tests.leaderboard.judge_support import bundle_of, gold_predictions, score
@@ -77,8 +79,14 @@ def test_a_bundle_judged_through_the_converted_folder_rechecks_offline(
     predictions, _ = gold_predictions(tmp_path, 3)
     judge = ("--judge", "local", "--judge-model", str(folder), "--judge-cache", "off")
     bundle = bundle_of(score(tmp_path, "local", predictions, *judge), tmp_path / "bundle")
-    record = json.loads(bundle.read_text())["tasks"][0]["judge"]
+    task = json.loads(bundle.read_text())["tasks"][0]
+    record = task["judge"]
     assert record["weights"] == PACKAGED, record
+    # Each rating beside the local judge's answer: its expected rating, read back (to 4
+    # decimals) by the bundle's check, which found the bundle valid.
+    rows = [row for item in decode(task["evidence"], "local") for row in item.get("judged", [])]
+    assert rows and all("(expected rating; mass on 1-10 " in row[3] for row in rows)
+    assert all(abs(answer_rating(row[3]) - row[2]) <= 5e-5 for row in rows)
     folder.unlink()  # another machine: the folder the bundle names is not there
     code, printed = run_cli(
         "validate-bundle", str(bundle), "--rejudge", "6", "--judge-cache", "off"

@@ -184,6 +184,44 @@ def test_different_judges_are_never_a_and_b(driver, page: Path, runs: dict[str, 
     assert code == 0 and printed.splitlines()[2] in agree
 
 
+def _answers(table: Any) -> list[list[str]]:
+    """The rows of a questions table as the page shows them (each cell's text)."""
+    return [[cell.text for cell in row.find_elements("css selector", "td")]
+            for row in table.find_elements("css selector", "tr")[1:]]  # fmt: skip
+
+
+def test_each_rating_shows_the_judges_answer_and_two_judges_side_by_side(
+    driver, page: Path, runs: dict[str, Path]
+) -> None:
+    """An item's details show each question's rating and the loopback judge's answer as it
+    wrote it; A and C (the same replies, C's judge 3 points more generous) put both judges'
+    answers side by side, question by question; A and B (one judge) do not."""
+    a, c = _evidence(runs["a"], JUDGED), _evidence(runs["c"], JUDGED)
+    key = next(k for k in a if a[k].get("judged"))
+    assert a[key]["reply"] == c[key]["reply"]
+    data = page_data(page)
+    view = next(n for n, v in enumerate(data["views"]) if v["name"] == JUDGED)
+    open_page(driver, page)
+    choose(driver, "view", str(view))
+    choose(driver, "run-b", "2")
+    open_item(driver, key)
+    rows = _answers(driver.find_element("id", "side-by-side"))
+    expected = [
+        [f"{q[0]} — {q[1]}", f"{q[2]:g}", q[3], f"{r[2]:g}", r[3]]
+        for q, r in zip(a[key]["judged"], c[key]["judged"], strict=True)
+    ]
+    assert rows == expected and len(rows) == 3
+    for q, r in zip(a[key]["judged"], c[key]["judged"], strict=True):
+        assert q[3] == json.dumps({"relevance": int(q[2])})  # the server's own answer
+        assert r[3] == json.dumps({"relevance": int(r[2])}) and r[2] == min(10, q[2] + 3)
+    tables = [_answers(t) for t in driver.find_elements("css selector", ".run table.questions")]
+    assert tables[0] == [row[:3] for row in expected]  # A's run, its own table
+    assert tables[-1] == [[row[0], row[3], row[4]] for row in expected]  # C's
+    choose(driver, "run-b", "1")  # A and B: one judge, no side-by-side table
+    open_item(driver, key)
+    assert not driver.find_elements("id", "side-by-side")
+
+
 def test_report_writes_the_explorer_and_links_it(
     driver, runs: dict[str, Path], tmp_path: Path
 ) -> None:

@@ -1,9 +1,10 @@
 """A hostile submission in the explorer (issue 51, item 5): replies and a model name holding
 ``<script>``, ``</script>``, ``<img onerror>``, a ``javascript:`` link, a right-to-left
-override, a beacon to a local server, 1 MB of text and invalid UTF-8 (lone surrogates, as
-Python reads undecodable bytes) are shown as text; nothing of theirs runs: no alert, no
-request (the beacon's server and the browser's network log), no element they would add, no
-attribute they would set. The page carries its Content-Security-Policy."""
+override, a beacon to a local server, 1 MB of text, judge answers holding script, an image
+and a link, and invalid UTF-8 (lone surrogates, as Python reads undecodable bytes) are shown
+as text; nothing of theirs runs: no alert, no request (the beacon's server and the browser's
+network log), no element they would add, no attribute they would set. The page carries its
+Content-Security-Policy."""
 
 from __future__ import annotations
 
@@ -70,6 +71,25 @@ def with_invalid_utf8(bundle: Path, out: Path, number: int) -> Path:
     return copy
 
 
+def with_hostile_answers(bundle: Path, answers: list[str]) -> None:
+    """The bundle with every judge answer of its first judged item replaced by ``answers``
+    in turn (a judge's answer is as untrusted as a reply), resealed as a forger would."""
+    import json
+
+    from conceptcomb.common.evidence import decode, encode
+    from conceptcomb.leaderboard.bundles.bundle import content_sha256
+
+    data = json.loads(bundle.read_text(encoding="utf-8"))
+    task = data["tasks"][0]
+    items = decode(task["evidence"], "hostile")
+    judged = next(item["judged"] for item in items if item.get("judged"))
+    for n, row in enumerate(judged):
+        row[3] = answers[n % len(answers)]
+    task["evidence"] = encode(items)
+    data["content_sha256"] = content_sha256(data)
+    bundle.write_text(json.dumps(data), encoding="utf-8")
+
+
 class Beacon(http.server.BaseHTTPRequestHandler):
     hits: ClassVar[list[str]] = []
 
@@ -100,6 +120,7 @@ def page(beacon: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     texts = payloads(beacon)
     hostile = ccpt_bundle(root / "hostile", MODEL,
                           lambda n, answer: texts[n % len(texts)], types=False)  # fmt: skip
+    with_hostile_answers(hostile, texts[:3])
     broken = with_invalid_utf8(hostile, root / "broken", 6)
     plain = ccpt_bundle(root / "plain", "plain-model", lambda n, answer: answer, types=False)
     return explore(root / "page", hostile, plain, broken)
@@ -143,6 +164,21 @@ def test_nothing_of_the_bundle_runs_and_its_text_shows(
     details = driver.execute_script("return document.getElementById('details').textContent")
     size = len(payloads(beacon)[5])
     assert "A" * 1000 in details and f"[cut: {size:,} characters in all]" in details
+    # The judge's answers of one item hold script, an image and a link: shown as text.
+    strings, questions = data["strings"], view["columns"][0]["questions"]
+    forged = next(
+        item["id"] for item in view["items"]
+        if questions[item["n"]] and strings[questions[item["n"]][0][2]] == payloads(beacon)[0]
+    )  # fmt: skip
+    open_item(driver, forged)
+    answers = [a.text for a in driver.find_elements("css selector", ".run pre.answer")]
+    assert answers[:3] == payloads(beacon)[:3]
+    assert driver.execute_script(
+        "return ['script', 'img', 'a'].map((t) => document.getElementsByTagName(t).length)"
+    ) == [2, 0, 0]
+    with pytest.raises(NoAlertPresentException):
+        driver.switch_to.alert.text  # noqa: B018
+    assert driver.execute_script(f"return {PWN} || null") is None
     # Invalid UTF-8: compare's reader leaves that run out, and the page says why.
     assert len(data["views"][0]["columns"]) == 2
     driver.find_element("css selector", "#notes summary").click()

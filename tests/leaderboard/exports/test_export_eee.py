@@ -163,7 +163,8 @@ def test_a_resealed_edit_of_an_item_is_caught_by_its_checks(copy: Path, what: st
     assert "checksum:" not in printed  # resealed: only the item's own checks tell
     key = target.split(":", 1)[1]
     expected = {
-        "rating": f"ccpt_pi_emergent item {key}: the per-item scores stored",
+        # the judge's answer, kept beside the rating, gives the rating it had
+        "rating": f"ccpt_pi_emergent item {key}: judge question 1 (",
         "reply": f"ccpt_pi_emergent item {key}: the stored reply parses to",
         "score": f"ccpt_pi_emergent item {key}: the per-item scores stored",
     }[what]

@@ -143,7 +143,8 @@ def test_the_files_are_valid_every_eval_ever_and_hold_every_item(
     assert len({row["sample_id"] for row in rows}) == len(items) == 200
     for row in rows:
         judged = json.loads(row["metadata"]["judged"])
-        assert len(judged) == 3 and all(isinstance(rating, float) for *_, rating in judged)
+        assert len(judged) == 3 and all(isinstance(q[2], float) for q in judged)
+        assert all(q[3] == json.dumps({"relevance": int(q[2])}) for q in judged)  # its answers
         assert json.loads(row["input"]["raw"])[-1]["role"] == "user"  # the messages sent
         assert json.loads(row["metadata"]["conceptcomb.prompt"])[1]["gen_args_0"]
         assert row["output"]["raw"] and row["answer_attribution"][0]["extracted_value"]

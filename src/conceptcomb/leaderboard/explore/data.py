@@ -9,7 +9,9 @@ runs it paired (`Row.pairing`): the page's columns are exactly those runs.
 Strings that many runs share (prompts, references, replies that repeat) are stored once in
 ``strings`` and named by their index. A benchmark's own fields (CCPT's property type,
 CGGC's structure type...) come from its evidence adapter (`explorer_fields`), read from the
-pinned test item the evidence's id names.
+pinned test item the evidence's id names; the judge's questions of an item, each with its
+rating and the judge's raw answer, from the adapter too (`explorer_questions`), read from
+the item's evidence.
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from conceptcomb.benchmarks import evidence_adapter
+from conceptcomb.common.evidence import JudgeAnswers
 from conceptcomb.leaderboard.compare.cli import readable, to_json
 from conceptcomb.leaderboard.compare.comparison import (
     Comparison,
@@ -328,10 +331,13 @@ def _column(
     column: Column, index: dict[str, int], metrics: list[str], strings: Strings
 ) -> dict[str, Any]:
     """A run's replies, values of each metric and judge ratings, in the view's item order
-    (null where the run does not hold the item)."""
+    (null where the run does not hold the item); ``questions``: per item its judge's
+    questions as [question, rating, answer] string indices (null where it has none)."""
     items = column.items
     n = len(index)
     replies, judged = [-1] * n, [-1] * n
+    questions: list[list[list[int]] | None] = [None] * n
+    adapter = _questions_adapter(items)
     values: dict[str, list[float | None]] = {m: [None] * n for m in metrics}
     for row, item_id in enumerate(items.ids):
         at = index[item_id]
@@ -341,6 +347,8 @@ def _column(
             reply = "\n---\n".join(str(r) for r in shown["replies"])
         replies[at] = strings.add(reply)
         judged[at] = strings.add(_judged_text(shown))
+        if adapter is not None:
+            questions[at] = _questions(adapter, items.task, shown, strings)
         for metric in metrics:
             if metric in items.scores:
                 values[metric][at] = _number(float(items.scores[metric][row]))
@@ -354,7 +362,30 @@ def _column(
         "replies": replies,
         "values": values,
         "judged": judged,
+        "questions": questions,
     }
+
+
+def _questions_adapter(items: TaskItems) -> JudgeAnswers | None:
+    """The benchmark's adapter where its items hold a judge's questions (`JudgeAnswers`)."""
+    if not (items.judged and items.benchmark):
+        return None
+    adapter = evidence_adapter(items.benchmark)
+    return cast(JudgeAnswers, adapter) if hasattr(adapter, "explorer_questions") else None
+
+
+def _questions(
+    adapter: JudgeAnswers, task: str, shown: dict[str, Any], strings: Strings
+) -> list[list[int]] | None:
+    """The item's judge questions as [question, rating, answer] string indices (answer -1
+    where the bundle holds none); None where it has none, or its evidence cannot say."""
+    try:
+        found = adapter.explorer_questions(task, shown)
+    except Exception:  # evidence the adapter cannot read: the judged text still shows it
+        return None
+    return [
+        [strings.add(q.question), strings.add(q.rating), strings.add(q.answer)] for q in found
+    ] or None
 
 
 # Evidence entries that hold what a judge decided (CCPT's questions and ratings, CGGC's

@@ -558,6 +558,76 @@
     document.body.setAttribute("data-render-ms", String(performance.now() - started));
   }
 
+  // One run's judge questions of an item: each question, its rating and the judge's answer
+  // as the judge wrote it (text, never HTML); null where the run has none.
+  function questionsTable(c, n) {
+    const rows = c.questions ? c.questions[n] : null;
+    if (!rows) {
+      return null;
+    }
+    const table = el("table", { className: "questions" }, [
+      el("tr", {}, [
+        el("th", { text: "question" }),
+        el("th", { text: "rating" }),
+        el("th", { text: "the judge's answer" })
+      ])
+    ]);
+    for (const [question, rating, answer] of rows) {
+      table.appendChild(el("tr", {}, [
+        el("td", { text: text(question) }),
+        el("td", { className: "rating", text: text(rating) }),
+        el("td", {}, [answerNode(answer)])
+      ]));
+    }
+    return table;
+  }
+
+  function answerNode(answer) {
+    return el("pre", {
+      className: "answer",
+      text: answer >= 0 ? text(answer) : "(not in the bundle)"
+    });
+  }
+
+  // A and B scored by different judges with the same reply (a submission and its re-score):
+  // each question with both judges' ratings and answers side by side; null otherwise.
+  function sideBySide(v, item) {
+    const a = v.columns[state.a];
+    const b = v.columns[state.b];
+    if (!a || !b || state.a === state.b || v.judge_groups[state.a] === v.judge_groups[state.b]) {
+      return null;
+    }
+    const ours = a.questions ? a.questions[item.n] : null;
+    const theirs = b.questions ? b.questions[item.n] : null;
+    if (!ours || !theirs || a.replies[item.n] !== b.replies[item.n]) {
+      return null;
+    }
+    const other = new Map(theirs.map((row) => [row[0], row]));
+    const table = el("table", { className: "questions", id: "side-by-side" }, [
+      el("tr", {}, [
+        el("th", { text: "question" }),
+        el("th", { text: "A: rating" }),
+        el("th", { text: "A's judge's answer" }),
+        el("th", { text: "B: rating" }),
+        el("th", { text: "B's judge's answer" })
+      ])
+    ]);
+    for (const [question, rating, answer] of ours) {
+      const found = other.get(question) || [question, -1, -1];
+      table.appendChild(el("tr", {}, [
+        el("td", { text: text(question) }),
+        el("td", { className: "rating", text: text(rating) }),
+        el("td", {}, [answerNode(answer)]),
+        el("td", { className: "rating", text: found[1] >= 0 ? text(found[1]) : "–" }),
+        el("td", {}, [answerNode(found[2])])
+      ]));
+    }
+    return el("div", { className: "judges" }, [
+      el("h3", { text: "the same reply, two judges: A (" + a.judge + ") and B (" + b.judge + ")" }),
+      table
+    ]);
+  }
+
   function renderDetails() {
     const v = view();
     const box = document.getElementById("details");
@@ -581,6 +651,10 @@
       refs.appendChild(el("li", { text: text(r) }));
     }
     parts.push(refs);
+    const judges = sideBySide(v, item);
+    if (judges) {
+      parts.push(judges);
+    }
     v.columns.forEach((c) => {
       const values = v.metrics.map((m) => m + "=" + fixed(c.values[m] ? c.values[m][item.n] : null, 2,
         false)).join(", ");
@@ -588,6 +662,7 @@
         el("h3", { text: c.letter + ": " + c.label + (c.judge ? " · judge: " + c.judge : "") }),
         el("p", { className: "values", text: values }),
         el("pre", { className: "reply-full", text: text(c.replies[item.n]) || "(no reply)" }),
+        ...[questionsTable(c, item.n)].filter((node) => node),
         el("pre", { className: "judged", text: text(c.judged[item.n]) })
       ]));
     });
