@@ -361,7 +361,7 @@ def test_rescore_replaying_the_stored_ratings_reproduces_the_claims(
         (concept.lower(), prop.lower()): round(rating)
         for framework in bundles
         for item in evidence_of(load(bundles[framework]), "ccpt_pi_emergent")
-        for concept, prop, rating in item.get("judged", [])
+        for concept, prop, rating, *_answer in item.get("judged", [])
     }
     with LoopbackServer(ratings=stored) as server:
         judge = ["--judge-base-url", server.base_url, "--judge-model", "gpt-4o",
@@ -384,7 +384,7 @@ def test_rescore_with_a_judge_that_answers_differently_fails(
     other = {
         (concept.lower(), prop.lower()): 11 - round(rating)
         for item in evidence_of(load(bundles["inspect"]), "ccpt_pi_emergent")
-        for concept, prop, rating in item.get("judged", [])
+        for concept, prop, rating, *_answer in item.get("judged", [])
     }
     with LoopbackServer(ratings=other) as server:
         code, printed = run_cli(
