@@ -315,24 +315,6 @@ def full_inspect_log(path: str) -> Any:
         ) from err
 
 
-def lone_surrogate_at(value: Any, where: str = "") -> str | None:
-    """Where in ``value`` (``reply``, ``replies[2]``) a string holds a lone surrogate
-    (U+D800 to U+DFFF: JSON can escape one, no UTF-8 file can hold it), or None."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return where or "a text"
-        return None
-    if isinstance(value, Mapping):
-        pairs = ((f"{where}.{k}" if where else str(k), v) for k, v in value.items())
-    elif isinstance(value, list | tuple):
-        pairs = ((f"{where}[{i}]", v) for i, v in enumerate(value))
-    else:
-        return None
-    return next((found for w, v in pairs if (found := lone_surrogate_at(v, w))), None)
-
-
 def lm_eval_samples_path(results: Path, task: str) -> Path | None:
     stamp = results.stem.removeprefix("results_")
     path = results.parent / f"samples_{task}_{stamp}.jsonl"

@@ -54,7 +54,6 @@ from conceptcomb.common.evidence import (
     lm_eval_recorded_turns,
     lm_eval_samples_path,
     lm_eval_sent_text,
-    lone_surrogate_at,
     missing_reason,
     prompts_sha256,
     score_items,
@@ -361,14 +360,22 @@ def task_evidence(
 
 def _lone_surrogate(task: TaskRun, items: list[dict[str, Any]]) -> DataFormatError:
     """The one line for a run whose records hold a lone surrogate (which a bundle, UTF-8
-    JSON, cannot carry), naming the item and the field."""
-    number, where = next(
-        (n, found) for n, item in enumerate(items) if (found := lone_surrogate_at(item))
-    )
+    JSON, cannot carry), naming the item and the field (`safe_json.check_strings`, the
+    check a bundle's reader makes)."""
+    from conceptcomb.leaderboard.bundles.safe_json import Refused, check_strings
+
+    found = "a text"
+    for number, item in enumerate(items):
+        try:
+            check_strings(item, "evidence")
+        except Refused as refused:
+            if refused.limit:  # a long string, which the bundle can carry
+                continue
+            found = f"item {number} ({item.get('id') or 'no id'}): {refused}"
+            break
     return DataFormatError(
-        f"{task.source}: {task.task}'s item {number} ({items[number].get('id') or 'no id'}) "
-        f"holds a lone surrogate (U+D800 to U+DFFF) in its {where}, which no bundle (UTF-8) "
-        "can carry: replace it in the run's records (with U+FFFD) and re-score them with "
+        f"{task.source}: {task.task}'s {found}, which no bundle (UTF-8) can carry: replace it "
+        "in the run's records (with U+FFFD) and re-score them with "
         f"`conceptcomb score {task.task} --predictions FILE`, or leave this run out."
     )
 
