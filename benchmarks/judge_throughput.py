@@ -48,6 +48,10 @@ before it (no Inspect heap):
     python benchmarks/judge_throughput.py --curve-only --curve-latencies 0.05 \
         --curve-in-flight 32,128,256
 
+``--curve-bare`` follows each curve point with the same point for a bare aiohttp loop (other
+prompts, as many, no judge code) and prints ours / bare: at 128-256 in flight on 2 cores the
+client's CPU bounds the rate, and aiohttp's own share of it shows there.
+
 What it measured is also printed as ``figure: NAME = VALUE UNIT`` lines (the curve's
 ratios and client CPU per request, the clean runs' ratios), which `benchmarks/against.py`
 compares between a commit and the working tree.
@@ -593,7 +597,33 @@ def run_curve(
                 figure(point, row[in_flight], "ratio")
                 figure(f"{point}, client CPU", run.cpu / run.requests * 1e6, "us/request")
                 figure(f"{point}, collector", run.collector.ms, "ms")
+                if args.curve_bare:
+                    bare_point(point, size, urls[0], in_flight, latency, args.spread, row)
     return curve
+
+
+def bare_point(
+    point: str,
+    size: int,
+    url: str,
+    in_flight: int,
+    latency: float,
+    spread: float,
+    row: dict[int, float],
+) -> None:
+    """The same point for a bare aiohttp loop (no judge code; other prompts of the same
+    count, so that no answer is a retry): what aiohttp alone gets from this server and
+    machine at that moment, and ours against it, where the client's own share shows."""
+    prompts = questions(size, offset=7 * 10**6 + in_flight)
+    cpu = time.process_time()
+    rate = bare(prompts, url, in_flight)
+    cpu = (time.process_time() - cpu) / size * 1e6
+    ratio = cost_free_seconds(prompts, in_flight, latency, spread) / (size / rate)
+    print(f"      bare aiohttp: ratio {ratio:.2f}, client CPU {cpu:.0f} us/request; "
+          f"ours / bare {row[in_flight] / ratio:.3f}")  # fmt: skip
+    figure(f"{point}, bare aiohttp", ratio, "ratio")
+    figure(f"{point}, bare aiohttp, client CPU", cpu, "us/request")
+    figure(f"{point}, ours / bare aiohttp", row[in_flight] / ratio, "ratio")
 
 
 def curve_text(curve: dict[float, dict[int, float]]) -> str:
@@ -631,6 +661,11 @@ def main() -> None:
     )
     parser.add_argument(
         "--curve-only", action="store_true", help="only the curve (see the docstring)"
+    )
+    parser.add_argument(
+        "--curve-bare",
+        action="store_true",
+        help="after each curve point, the same point for a bare aiohttp loop (no judge code)",
     )
     parser.add_argument(
         "--curve-cap", type=int, default=CURVE_CAP, help="--curve-only: most requests a point"

@@ -32,22 +32,33 @@ def test_spice_jar_option_reaches_the_lm_eval_aggregation(
     assert math.isnan(lm_eval_hooks.agg_spice([spice_value]))
 
 
-def test_the_first_scored_reply_starts_meteors_jvm(
+def test_building_the_task_starts_meteors_jvm(
     built_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """METEOR's jar loads its tables for seconds: started with the first reply, it loads
-    while the other items are scored, not when the corpus score is asked."""
+    """METEOR's jar loads its tables for seconds: started when the task is built (lm-eval's
+    docs, Inspect's task), it loads while the model generates and the items are scored, not
+    when the corpus score is asked; a reply scored first starts it too."""
     if shutil.which("java") is None:
         pytest.skip("no java here: METEOR is reported unavailable instead")
-    metrics._meteor_scorer.cache_clear()
-    doc = lm_eval_hooks.load_dataset("cggc_ood", data_dir=str(built_dir))["test"][0]
+    from conceptcomb.cggc.inspect_adapter import named_task
+
+    metrics.stop_meteor()
     monkeypatch.setenv("RANK", "1")  # lm-eval's other ranks never aggregate: no JVM there
+    doc = lm_eval_hooks.load_dataset("cggc_ood", data_dir=str(built_dir))["test"][0]
     score_doc(doc, " A dog wags its tail.")
     assert metrics._meteor_scorer.cache_info().currsize == 0
     monkeypatch.setenv("RANK", "0")
-    scored = score_doc(doc, " A dog wags its tail.")
+    scored = score_doc(doc, " A dog wags its tail.")  # a reply scored first: started
+    assert metrics._meteor_scorer.cache_info().currsize == 1
+    metrics.stop_meteor()
+    lm_eval_hooks.load_dataset("cggc_ood", data_dir=str(built_dir))  # lm-eval builds it
     assert metrics._meteor_scorer.cache_info().currsize == 1
     jvm = metrics._meteor_scorer().meteor_p
-    assert jvm.poll() is None  # running, and the one the corpus score then uses
+    assert jvm.poll() is None  # running, and the one the replies and the corpus score use
+    score_doc(doc, " A dog wags its tail.")
     assert 0.0 <= metrics.meteor([scored.scored]) <= 100.0
     assert metrics._meteor_scorer().meteor_p is jvm
+    metrics.stop_meteor()
+    named_task("cggc_ood", {"data_dir": str(built_dir)})  # Inspect builds it
+    assert metrics._meteor_scorer.cache_info().currsize == 1
+    assert metrics._meteor_scorer().meteor_p.poll() is None

@@ -40,7 +40,13 @@ from conceptcomb.cggc.analysis.per_item import PER_ITEM
 from conceptcomb.cggc.data import CggcItem, load_dataset
 from conceptcomb.cggc.demos import order_name
 from conceptcomb.cggc.docs import dataset_fields, demonstration_source, item_doc, task_pairs
-from conceptcomb.cggc.metrics import METRICS, Scored, check_libraries, item_metrics
+from conceptcomb.cggc.metrics import (
+    METRICS,
+    Scored,
+    check_libraries,
+    item_metrics,
+    start_meteor,
+)
 from conceptcomb.cggc.prompts import MAX_NEW_TOKENS, chat_turns, question, style_named
 from conceptcomb.cggc.scoring import epochs_score, score_doc
 from conceptcomb.cggc.tasks import (
@@ -232,6 +238,10 @@ def cggc_task(
     setup: Solver | None = None,
 ) -> Task:
     check_libraries()  # the cggc extra, before any model generates
+    load_dataset(options.data_dir)  # checked first: a bad folder ends the run here
+    # METEOR's JVM loads its paraphrase tables (~6 s) while the samples are built and the
+    # model generates, not when the first reply is scored.
+    start_meteor()
     style = spec.prompt_style
     return build_task(
         spec.name,

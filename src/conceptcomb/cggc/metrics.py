@@ -17,6 +17,7 @@ not say; CommonGen pools all references of a concept set).
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import importlib.util
 import logging
@@ -226,13 +227,24 @@ def meteor(records: Sequence[Scored]) -> float:
 
 @lru_cache(maxsize=1)
 def _meteor_scorer() -> Any:
-    """One METEOR JVM per process (starting one loads its paraphrase tables: seconds)."""
-    return _pycocoevalcap("meteor.meteor").Meteor()
+    """One METEOR JVM per process (starting one loads its paraphrase tables: seconds),
+    stopped when the process exits: started with the task, it must not outlive a run that
+    ends before its replies are scored (an error, a predict-only run)."""
+    scorer = _pycocoevalcap("meteor.meteor").Meteor()
+    atexit.register(_stop_at_exit, scorer.meteor_p)
+    return scorer
+
+
+def _stop_at_exit(process: Any) -> None:
+    with contextlib.suppress(OSError):
+        process.kill()
+        process.wait()
 
 
 def start_meteor() -> None:
-    """Start METEOR's JVM now, when the first reply is scored, so that it loads its tables
-    (about 8 s) while the other items and metrics are scored, not after them. Nothing is
+    """Start METEOR's JVM now, when the task is built (or its first reply scored), so that
+    it loads its tables (about 6-8 s) while the model generates and the items are scored, not
+    after them. Nothing is
     waited for here; without Java or pycocoevalcap, `meteor` says so when it is asked.
     Not on the other ranks of a data-parallel lm-eval run: rank 0 alone aggregates."""
     if os.environ.get("RANK", "0") != "0" or not _java_found():
