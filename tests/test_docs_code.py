@@ -111,19 +111,33 @@ def _an_impossible_target_is_one_line(block: str, cwd: Path, env: dict[str, str]
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
 
 
+# Each `inspect score` block of docs/running.md: what the loopback model answers each item,
+# the task's scorer and the re-scorer the block appends.
+RESCORING = {
+    "ccpt": ('{"property": "sharp"}', "ccpt", "ccpt_judge"),
+    "cggc": ("The skier rides down the mountain snow on a ski.", "cggc_verified", "cggc_judge"),
+}
+
+
 @pytest.mark.slow
 @pytest.mark.shared_data
-def test_running_md_inspect_score_block_runs_as_written(tmp_path: Path) -> None:
-    """docs/running.md's ``inspect score`` block (issue 52): the model a loopback server that
-    answers each CCPT item with a property, ``openai/gpt-4o`` a loopback judge
-    (OPENAI_BASE_URL), which `inspect score` asks and nothing else does."""
+@pytest.mark.parametrize("benchmark", sorted(RESCORING))
+def test_running_md_inspect_score_block_runs_as_written(benchmark: str, tmp_path: Path) -> None:
+    """docs/running.md's ``inspect score`` blocks (issue 52), CCPT's and CGGC's: the model a
+    loopback server that answers each item (a property, a sentence), ``openai/gpt-4o`` a
+    loopback judge (OPENAI_BASE_URL), which `inspect score` asks and nothing else does: each
+    of its questions once (CCPT: 3 items, 3 questions each; CGGC: each distinct edge of the
+    items' graphs with the sentence)."""
     from inspect_ai.log import read_eval_log
 
     from conceptcomb.testing.judge_server import LoopbackServer
 
-    [block] = [text for lang, text in blocks("running.md") if "inspect score" in text]
+    reply, task_scorer, rescorer = RESCORING[benchmark]
+    [block] = [text for lang, text in blocks("running.md")
+               if "inspect score" in text and f"conceptcomb/{rescorer}" in text]  # fmt: skip
+    assert len([text for _, text in blocks("running.md") if "inspect score" in text]) == 2
     with (
-        ModelServer({}, reply_for=lambda chat: '{"property": "sharp"}') as model,
+        ModelServer({}, reply_for=lambda chat: reply) as model,
         LoopbackServer() as judge,
     ):
         env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
@@ -133,11 +147,26 @@ def test_running_md_inspect_score_block_runs_as_written(tmp_path: Path) -> None:
         done = subprocess.run(bash, cwd=tmp_path, env=env, capture_output=True, text=True,
                               timeout=1200)  # fmt: skip
         assert done.returncode == 0, f"{block}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-        assert model.asked == 3 and judge.stats.requests == 9  # 3 items, 3 questions each
-    log = read_eval_log(str(tmp_path / "logs" / "ccpt-rescored.eval"))
+        asked = judge.stats.requests
+    assert model.asked == 3
+    log = read_eval_log(str(tmp_path / "logs" / f"{benchmark}-rescored.eval"))
     assert log.results is not None
-    assert {score.scorer for score in log.results.scores} == {"ccpt", "ccpt_judge"}
-    assert all("ccpt_judge" in (sample.scores or {}) for sample in log.samples or [])
+    assert {score.scorer for score in log.results.scores} == {task_scorer, rescorer}
+    assert all(rescorer in (sample.scores or {}) for sample in log.samples or [])
+    if benchmark == "ccpt":
+        assert asked == 9  # 3 items, 3 questions each
+        return
+    samples = log.samples or []
+    verifications = [sample.scores[rescorer].metadata["verification"] for sample in samples]
+    questions = {
+        (sample.scores[rescorer].answer, edge["head"], edge["relation"], edge["tail"])
+        for sample in samples
+        for edge in sample.scores[rescorer].metadata["verification"]["edges"]
+    }
+    assert asked == len(questions) > 0
+    assert all(v["verified"] is not None for v in verifications)  # every item judged
+    run = [sample.scores[task_scorer].metadata["verification"] for sample in samples]
+    assert all(v["verified"] is None for v in run)  # the run's own scorer: judge=off
 
 
 CGGC = REPO / "src" / "conceptcomb" / "cggc"

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, read_eval_log
+from inspect_ai.model import _model as inspect_model
 
 from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.inspect_tasks import TASKS
@@ -147,6 +148,9 @@ def test_a_judge_nothing_chose_is_named_in_one_line(
     replies = [gold_reply(SPEC.kind, item) for item in items]
     with LoopbackServer() as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        # Inspect memoizes the default grader by its arguments, not by OPENAI_BASE_URL: one
+        # made by an earlier test of this process would ask that test's (stopped) server.
+        monkeypatch.setattr(inspect_model, "_models", {})
         monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
         for judge_off in (False, True):
             capfd.readouterr()

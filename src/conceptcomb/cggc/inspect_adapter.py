@@ -20,7 +20,9 @@ reference) record each score carries.
 judge (section 5.3; `conceptcomb.cggc.verification`): the judge options
 (`conceptcomb.frameworks.inspect_tasks.JudgeOptions`: ``-T judge=...``, or ``--model-role
 grader=MODEL``), ``verified_share``, ``verifier_failures`` and every metric again on the
-verified items (``<metric>_verified``)."""
+verified items (``<metric>_verified``). ``inspect score LOG --scorer conceptcomb/cggc_judge
+--model-role grader=MODEL`` re-scores a CGGC log with that scorer, its verifier the
+``grader`` role only (`cggc_judge`)."""
 
 from __future__ import annotations
 
@@ -67,6 +69,7 @@ from conceptcomb.cggc.verification import (
 )
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.common.evalcard import card_headline
+from conceptcomb.common.inspect_internals import register_scorer
 from conceptcomb.common.results import sem
 from conceptcomb.frameworks.inspect_fewshot import demonstrations_solver
 from conceptcomb.frameworks.inspect_tasks import (
@@ -81,6 +84,7 @@ from conceptcomb.frameworks.inspect_tasks import (
 from conceptcomb.frameworks.task_files import InspectTasks, TaskStub
 from conceptcomb.scorers.inspect_judge import chosen_options, preflight_setup
 from conceptcomb.scorers.inspect_verifier import InspectVerifierSessions
+from conceptcomb.scorers.judge_settings import JudgeSettings
 
 
 class CggcOptions(TypedDict, total=False):
@@ -381,10 +385,10 @@ def cggc_verified_scorer(spice_jars: str | None, sessions: InspectVerifierSessio
         base = cggc_scorer(spice_jars)
 
         async def score(state: TaskState, target: Target) -> Score:
+            session = sessions.session()  # first: a judge that cannot be had stops all work
             result = await base(state, target)
             item = CggcItem.from_doc(state.metadata, origin=f"sample {state.sample_id}")
             questions = edge_questions(item, str(result.answer or ""))
-            session = sessions.session()
             replies = None
             if session is not None:
                 replies = await session.rate_all([q.prompt for q in questions]) if questions else {}
@@ -397,6 +401,31 @@ def cggc_verified_scorer(spice_jars: str | None, sessions: InspectVerifierSessio
         return score
 
     return build()
+
+
+RESCORER = "cggc_judge"
+
+
+def cggc_judge(task: str | None = None, spice_jars: str | None = None) -> Scorer:
+    """``inspect score LOG --scorer conceptcomb/cggc_judge --model-role grader=MODEL``: the
+    scorer of a CGGC task with relation verification (its metrics too), whose verifier is
+    the ``grader`` role only (``--model-role grader``, or the log's own): the same verdicts
+    and metrics as ``conceptcomb score`` of that log with that judge. Any CGGC log will do
+    (its samples carry the items); ``-S task=`` a ``*_verified`` task, checked, is optional;
+    ``-S spice_jars=DIR`` as the task's option."""
+    if task is not None and not spec_by_name(task).verify:
+        verified = ", ".join(spec.name for spec in verified_specs())
+        raise ConfigError(
+            f"{task} verifies no relations: -S task= names one that does ({verified}), "
+            "or leave it out."
+        )
+    check_libraries()  # the cggc extra, before the judge is asked anything
+    settings = JudgeSettings.resolve({})  # the cache and decoding options (CONCEPTCOMB_JUDGE_*)
+    sessions = InspectVerifierSessions(settings, required=f"conceptcomb/{RESCORER}")
+    return cggc_verified_scorer(spice_jars, sessions)
+
+
+register_scorer(cggc_judge, RESCORER)
 
 
 def verified_task(name: str, options: VerifiedOptions) -> Task:
