@@ -127,7 +127,9 @@ def test_running_md_inspect_score_block_runs_as_written(benchmark: str, tmp_path
     loopback server that answers each item (a property, a sentence), ``openai/gpt-4o`` a
     loopback judge (OPENAI_BASE_URL), which `inspect score` asks and nothing else does: each
     of its questions once (CCPT: 3 items, 3 questions each; CGGC: each distinct edge of the
-    items' graphs with the sentence)."""
+    items' graphs with the sentence). CGGC's case takes 60-90 s on 2 busy cores: the block's
+    `inspect eval` builds the whole task as a user's run does (the demonstrations of its
+    15,985 items drawn, over a minute of CPU) before its 3 samples run."""
     from inspect_ai.log import read_eval_log
 
     from conceptcomb.testing.judge_server import LoopbackServer
