@@ -45,11 +45,14 @@ LM_EVAL_LIMIT = 3
 
 
 def lm_eval_command(model: Path, tasks: str, limit: int, data_dir: Path, out: Path) -> list[str]:
+    """lm-eval's command line indexing our tasks only (`commands.OUR_LM_EVAL`): the same run
+    without first indexing lm-eval's ~14,000 task files."""
     from conceptcomb.testing import commands
 
     return commands.lm_eval_command(
         tasks, model="hf", model_args=f"pretrained={model}", limit=limit,
         metadata={"data_dir": str(data_dir)}, log_samples=True, output_path=out,
+        program=commands.OUR_LM_EVAL,
     )  # fmt: skip
 
 

@@ -19,11 +19,16 @@ from lm_eval.tasks import TaskManager
 
 from conceptcomb.benchmarks import benchmarks
 from conceptcomb.common.lm_eval_paths import tasks_path
+from conceptcomb.frameworks.lm_eval_our_tasks import our_task_manager
 from tests.abspyramid.conftest import data_folder
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 
 LIMIT = 10
+
+# lm-eval's TaskManager indexing our task folder only, not lm-eval's ~14,000 task files (the
+# same task from the same YAML: tests/frameworks/test_lm_eval_our_tasks.py).
+OurTaskManager = our_task_manager(TaskManager)
 
 
 def lm_eval_tasks() -> list[tuple[object, str]]:
@@ -56,7 +61,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ConfigurableTas
     found: dict[str, ConfigurableTask] = {}
     for key in sorted({key for key, _ in NO_JUDGE}):
         metadata = {"data_dir": str(abspyramid_dir)} if key == "abspyramid" else {}
-        manager = TaskManager(include_path=str(tasks_path()), metadata=metadata)
+        manager = OurTaskManager(include_path=str(tasks_path()), metadata=metadata)
         names = [task for k, task in NO_JUDGE if k == key]
         found.update(manager.load(names)["tasks"])
     return found
@@ -109,7 +114,7 @@ def test_a_judged_task_without_judge_settings_says_so(monkeypatch: pytest.Monkey
     assert JUDGED
     for variable in ("OPENAI_API_KEY", "CONCEPTCOMB_JUDGE", "CONCEPTCOMB_JUDGE_BASE_URL"):
         monkeypatch.delenv(variable, raising=False)
-    manager = TaskManager(include_path=str(tasks_path()))
+    manager = OurTaskManager(include_path=str(tasks_path()))
     for key in sorted({key for key, _ in JUDGED}):
         name = next(task for k, task in JUDGED if k == key)
         with pytest.raises(Exception) as raised:

@@ -33,7 +33,7 @@ def lm_eval_command(gguf: Path, out: Path, metadata: dict) -> list[str]:
         TASKS + LM_EVAL_ONLY, model="hf",
         model_args=f"pretrained={gguf.parent},gguf_file={gguf.name}", limit=LIMIT,
         apply_chat_template=True, gen_kwargs="max_gen_toks=48", log_samples=True,
-        output_path=out, metadata=metadata,
+        output_path=out, metadata=metadata, program=commands.OUR_LM_EVAL,
     )  # fmt: skip
 
 

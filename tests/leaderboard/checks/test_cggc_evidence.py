@@ -18,7 +18,7 @@ from conceptcomb.common.evidence import decode, encode
 from conceptcomb.leaderboard.bundles.bundle import content_sha256
 from conceptcomb.leaderboard.checks.validate import check_file
 from conceptcomb.testing.cggc_references import cggc_bundle
-from conceptcomb.testing.commands import inspect_eval_command, lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, inspect_eval_command, lm_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
 from tests.leaderboard.checks.test_evidence import run_cli
 from tests.leaderboard.eee_support import (
@@ -56,7 +56,7 @@ def bundles(
         run_ok(lm_eval_command(
             TASK, model="hf", model_args=f"pretrained={smollm2_folder}", limit=LIMIT,
             apply_chat_template=True, log_samples=True, output_path=root / "lm-eval",
-            metadata=metadata,
+            metadata=metadata, program=OUR_LM_EVAL,
         ), timeout=1200)  # fmt: skip
         run_ok(inspect_eval_command(
             f"conceptcomb/{TASK}", model=smollm2_inspect_model, task_args=metadata, limit=LIMIT,

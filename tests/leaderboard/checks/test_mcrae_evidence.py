@@ -16,7 +16,7 @@ from conceptcomb.leaderboard.bundles.bundle import content_sha256
 from conceptcomb.leaderboard.checks.validate import check_bundle
 from conceptcomb.mcrae.evidence import McraeEvidence
 from conceptcomb.mcrae.metrics import MODES
-from conceptcomb.testing.commands import inspect_eval_command, lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, inspect_eval_command, lm_eval_command
 from tests.leaderboard.checks.test_evidence import run_cli
 from tests.leaderboard.eee_support import (
     edited_reply_is_caught,
@@ -45,7 +45,7 @@ def bundles(
     run_ok(lm_eval_command(
         TASK, model="hf", model_args=f"pretrained={smollm2_folder}", limit=LIMIT,
         apply_chat_template=True, gen_kwargs="max_gen_toks=64", log_samples=True,
-        output_path=root / "lm-eval",
+        output_path=root / "lm-eval", program=OUR_LM_EVAL,
     ))  # fmt: skip
     run_ok(inspect_eval_command(
         f"conceptcomb/{TASK}", model=smollm2_inspect_model, limit=LIMIT, max_tokens=64,
