@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from conceptcomb.testing import commands
+from conceptcomb.testing.commands import model_run_env
 from scripts import abspyramid_sample_folder as sample_folder
 from tests.conftest import SHARED_DATA, read_jsonl, require_shared_data
 
@@ -47,8 +49,6 @@ LM_EVAL_LIMIT = 3
 def lm_eval_command(model: Path, tasks: str, limit: int, data_dir: Path, out: Path) -> list[str]:
     """lm-eval's command line indexing our tasks only (`commands.OUR_LM_EVAL`): the same run
     without first indexing lm-eval's ~14,000 task files."""
-    from conceptcomb.testing import commands
-
     return commands.lm_eval_command(
         tasks, model="hf", model_args=f"pretrained={model}", limit=limit,
         metadata={"data_dir": str(data_dir)}, log_samples=True, output_path=out,
@@ -69,7 +69,9 @@ def lm_eval_run(smollm2_folder: Path, abspyramid_dir: Path, tmp_path_factory) ->
     command = lm_eval_command(
         smollm2_folder, ",".join(LM_EVAL_TASKS), LM_EVAL_LIMIT, abspyramid_dir, out
     )
-    done = subprocess.run(command, capture_output=True, text=True, timeout=1500)
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=1500, env=model_run_env()
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(next(out.rglob("results_*.json")).read_text())["results"]
     samples = {

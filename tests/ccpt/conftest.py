@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conceptcomb.cli import lm_eval_has_our_tasks, tasks_path
-from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command, model_run_env
 from conceptcomb.testing.judge_server import LoopbackServer
 from tests.conftest import read_jsonl
 
@@ -23,13 +23,14 @@ def include_args() -> list[str]:
 def run_lm_eval(smollm2_folder: Path, out: Path, task: str, metadata: dict, limit: int = 3):
     """lm_eval CLI on SmolLM2: (printed table, results of the task, logged samples, path).
     lm-eval's command line indexing our tasks only (`OUR_LM_EVAL`): the same run, without
-    first indexing lm-eval's ~14,000 task files."""
+    first indexing lm-eval's ~14,000 task files, its threads waiting passively
+    (`model_run_env`)."""
     command = lm_eval_command(
         task, model="hf", model_args=f"pretrained={smollm2_folder}", limit=limit,
         apply_chat_template=True, gen_kwargs="max_gen_toks=48", log_samples=True,
         output_path=out, metadata=metadata, program=OUR_LM_EVAL,
     )  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, env=model_run_env())
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(next(out.rglob("results_*.json")).read_text())
     samples_path = next(out.rglob(f"samples_{task}_*.jsonl"))
