@@ -58,13 +58,15 @@ def lm_eval_command(model: Path, tasks: str, limit: int, data_dir: Path, out: Pa
 
 @pytest.fixture(scope="session")
 def lm_eval_run(smollm2_folder: Path, abspyramid_dir: Path, tmp_path_factory) -> dict:
-    """One real lm-eval run of SmolLM2 on three tasks (shared by the lm-eval and Inspect tests):
-    the printed table, the results per task, and the logged samples per task. Made once per
-    worker, by its first user: one lm_eval process loading SmolLM2 (hf runner, one item at
-    a time), 3 items each of log-likelihood detection, ICL detection and generation. 201 s
-    of setup in test_inspect.py's test_same_outputs_same_numbers_in_both_frameworks, 81 s
-    in test_lm_eval.py's test_smollm2_run_prints_the_papers_metrics on the other worker (on
-    2 cores at load 4-7, 2026-12-06)."""
+    """One real lm-eval run of SmolLM2 on three tasks (shared by the lm-eval and Inspect
+    tests): the printed table, the results per task, and the logged samples per task. Made
+    once per worker, by its first user: one lm_eval process (`lm_eval_command`: indexing our
+    tasks only; its threads waiting passively) loading SmolLM2 (hf runner, one item at a
+    time), 3 items each of log-likelihood detection, ICL detection and generation. 201 s of
+    setup (before those two changes) in test_inspect.py's
+    test_same_outputs_same_numbers_in_both_frameworks, 81 s in test_lm_eval.py's
+    test_smollm2_run_prints_the_papers_metrics on the other worker (on 2 cores at load 4-7,
+    2026-12-06)."""
     out = tmp_path_factory.mktemp("lm-eval-run")
     command = lm_eval_command(
         smollm2_folder, ",".join(LM_EVAL_TASKS), LM_EVAL_LIMIT, abspyramid_dir, out

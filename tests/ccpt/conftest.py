@@ -53,9 +53,11 @@ def pi_emergent_run(
     smollm2_folder: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LmEvalRun]:
     """SmolLM2 on 4 items of ccpt_pi_emergent, judged by a loopback server. Made once per
-    worker, by its first user: one lm_eval process loading SmolLM2 and generating up to 48
-    tokens per item. 96 s of setup in test_rescore.py's
-    test_lm_eval_samples_rescore_to_lm_evals_numbers (on 2 cores at load 4-7, 2026-12-06)."""
+    worker, by its first user: one lm_eval process (`run_lm_eval`: indexing our tasks only,
+    its threads waiting passively) loading SmolLM2 and generating up to 48 tokens per item.
+    20 s of setup in test_rescore.py's test_lm_eval_samples_rescore_to_lm_evals_numbers, the
+    SmolLM2 folder's conversion included (113 s before those two changes; both on 2 cores at
+    load 5-7, 2026-12-06)."""
     root = tmp_path_factory.mktemp("lm-eval-run")
     with LoopbackServer() as server:
         metadata = {

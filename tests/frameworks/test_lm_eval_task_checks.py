@@ -52,11 +52,11 @@ JUDGED = [(b.key, t) for b, t in lm_eval_tasks() if b.judged(t)]
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ConfigurableTask]:
     """Every task without a judge, built by lm-eval (one task manager per benchmark). Its
-    first user pays it: four task managers, each indexing lm-eval's own task folders and
-    ours, then 53 tasks built, each loading its docs (32 AbsPyramid tasks on the tests'
-    files; CGGC's 17 on the shipped dataset, each drawing every test item's
-    demonstrations): 367 s of setup in test_lm_eval_task_checks[abspyramid_det_event] (on 2
-    cores at load 4-7, 2026-12-06)."""
+    first user pays it: four task managers, each indexing our task folder only (not
+    lm-eval's ~14,000 task files, ~11 s each at load 7), then 53 tasks built, each loading
+    its docs (32 AbsPyramid tasks on the tests' files; CGGC's 17 on the shipped dataset,
+    each drawing every test item's demonstrations): 367 s of setup in
+    test_lm_eval_task_checks[abspyramid_det_event] (on 2 cores at load 4-7, 2026-12-06)."""
     abspyramid_dir = data_folder(tmp_path_factory.mktemp("data") / "abspyramid")
     found: dict[str, ConfigurableTask] = {}
     for key in sorted({key for key, _ in NO_JUDGE}):

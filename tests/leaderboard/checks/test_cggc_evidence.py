@@ -42,11 +42,12 @@ LIMIT = 3
 def bundles(
     smollm2_folder: Path, smollm2_inspect_model: list[str], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Path]:
-    """One real lm-eval run and one real Inspect run of the task, each in its bundle. Its
-    first user pays it: each framework process builds the task (every test item's
-    demonstrations, whatever --limit), loads SmolLM2, answers 3 items and scores them
-    (METEOR's JVM), the loopback server verifying; then `submit-bundle` checks both bundles
-    (METEOR's JVM again). 369 s of setup in
+    """One real lm-eval run (lm-eval's command line indexing our tasks only) and one real
+    Inspect run of the task, each in its bundle, their threads waiting passively
+    (`model_run_env`). Its first user pays it: each framework process builds the task (every
+    test item's demonstrations, whatever --limit), loads SmolLM2, answers 3 items and scores
+    them (METEOR's JVM), the loopback server verifying; then `submit-bundle` checks both
+    bundles (METEOR's JVM again). 369 s of setup (before the two changes above) in
     test_real_runs_give_partial_bundles_with_the_items_evidence (on 2 cores at load 4-7,
     2026-12-06)."""
     root = tmp_path_factory.mktemp("cggc-runs")

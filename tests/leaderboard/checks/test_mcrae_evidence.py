@@ -37,9 +37,11 @@ LIMIT = 2
 def bundles(
     smollm2_folder: Path, smollm2_inspect_model: list[str], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Path]:
-    """One lm-eval and one Inspect run of SmolLM2 on 2 concepts, and their bundles. Its
+    """One lm-eval (indexing our tasks only) and one Inspect run of SmolLM2 on 2 concepts,
+    their threads waiting passively (`model_run_env`), and their bundles. Its
     first user pays it: two framework processes, each loading SmolLM2 and generating up to
-    64 tokens per concept, then `submit-bundle` checking both bundles: 254 s of setup in
+    64 tokens per concept, then `submit-bundle` checking both bundles: 254 s of setup (before
+    those two changes) in
     test_an_edited_metric_is_caught[inspect] (on 2 cores at load 4-7, 2026-12-06)."""
     root = tmp_path_factory.mktemp("mcrae-evidence")
     run_ok(lm_eval_command(
