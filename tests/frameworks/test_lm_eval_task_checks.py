@@ -55,8 +55,9 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ConfigurableTas
     first user pays it: four task managers, each indexing our task folder only (not
     lm-eval's ~14,000 task files, ~11 s each at load 7), then 53 tasks built, each loading
     its docs (32 AbsPyramid tasks on the tests' files; CGGC's 17 on the shipped dataset,
-    each drawing every test item's demonstrations): 367 s of setup in
-    test_lm_eval_task_checks[abspyramid_det_event] (on 2 cores at load 4-7, 2026-12-06)."""
+    each drawing every test item's demonstrations): 78 s of setup in
+    test_lm_eval_task_checks[abspyramid_det_all_icl_cot], nearly all of it building the
+    tasks (114 s with lm-eval's full index; both on 2 cores at load 4.5-5.5, 2026-12-06)."""
     abspyramid_dir = data_folder(tmp_path_factory.mktemp("data") / "abspyramid")
     found: dict[str, ConfigurableTask] = {}
     for key in sorted({key for key, _ in NO_JUDGE}):
@@ -75,8 +76,8 @@ def docs(task: ConfigurableTask) -> list[dict]:
 @pytest.mark.parametrize("name", [task for _, task in NO_JUDGE])
 def test_lm_eval_task_checks(built: dict[str, ConfigurableTask], name: str) -> None:
     """lm-eval's checks on one task (the module docstring). The first of these tests pays
-    the module's `built`, every task built by lm-eval: 367 s of setup for
-    [abspyramid_det_event] (on 2 cores at load 4-7, 2026-12-06)."""
+    the module's `built`, every task built by lm-eval: 78 s of setup for
+    [abspyramid_det_all_icl_cot] (on 2 cores at load 4.5-5.5, 2026-12-06)."""
     task = built[name]
     assert task.dataset is not None  # test_download
     for split in ("training", "validation", "test"):  # test_check_*_docs
