@@ -47,9 +47,10 @@ def bundles(
     (`model_run_env`). Its first user pays it: each framework process builds the task (every
     test item's demonstrations, whatever --limit), loads SmolLM2, answers 3 items and scores
     them (METEOR's JVM), the loopback server verifying; then `submit-bundle` checks both
-    bundles (METEOR's JVM again). 369 s of setup (before the two changes above) in
-    test_real_runs_give_partial_bundles_with_the_items_evidence (on 2 cores at load 4-7,
-    2026-12-06)."""
+    bundles (METEOR's JVM again). 101 s of setup in
+    test_real_runs_give_partial_bundles_with_the_items_evidence[lm-eval] (97 s before the
+    two changes above, at a lighter load: building the task and METEOR hold the time; on 2
+    cores at load 2-3.6, 2026-12-06; 369 s in CI at load 4-7)."""
     root = tmp_path_factory.mktemp("cggc-runs")
     with LoopbackServer() as server:
         judge = {"judge_base_url": server.base_url, "judge_model": "gpt-4o"}
@@ -87,9 +88,9 @@ def _tampered(path: Path, change: Callable[[dict, list[dict]], None], out: Path)
 def test_real_runs_give_partial_bundles_with_the_items_evidence(
     bundles: dict[str, Path], framework: str
 ) -> None:
-    """Both bundles valid, the task partial, each item's evidence in them. The first test of
-    the module pays `bundles` (the real runs): 369 s of setup for [inspect] (on 2 cores at
-    load 4-7, 2026-12-06)."""
+    """Both bundles valid, the task partial, each item's evidence in them. Where it is the
+    first test of the module it pays `bundles` (the real runs): 101 s of setup for
+    [lm-eval] (on 2 cores at load 3-3.6, 2026-12-06)."""
     check = check_file(bundles[framework], None)
     assert check.valid, check.problems
     (task,) = [t for t in check.tasks if t.task == TASK]
