@@ -6,7 +6,12 @@ import shlex
 from pathlib import Path
 
 from conceptcomb.common.lm_eval_paths import include_path_args
-from conceptcomb.testing.commands import inspect_eval_command, lm_eval_command
+from conceptcomb.testing.commands import (
+    OUR_LM_EVAL,
+    inspect_eval_command,
+    lm_eval_command,
+    model_run_env,
+)
 from tests.conftest import REPO
 
 
@@ -88,6 +93,15 @@ def test_values_flags_and_our_tasks() -> None:
         "--log_samples",
         *include_path_args(),
     ]
+    ours = lm_eval_command("a", model="dummy", program=OUR_LM_EVAL, include_path=None)
+    assert ours == [*OUR_LM_EVAL, "--model", "dummy", "--tasks", "a"]
     made = ["--model", "hf/smollm2", "-M", "model_path=/m"]
     line = inspect_eval_command("t", model=made, task_args={"judge": False}, max_tokens=8)
     assert line == ["inspect", "eval", "t", *made, "-T", "judge=false", "--max-tokens", "8"]
+
+
+def test_model_runs_wait_passively_unless_the_environment_says(monkeypatch) -> None:
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    assert model_run_env()["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    assert model_run_env()["OMP_WAIT_POLICY"] == "ACTIVE"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conceptcomb.cli import lm_eval_has_our_tasks, tasks_path
-from conceptcomb.testing.commands import lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command, model_run_env
 from conceptcomb.testing.judge_server import LoopbackServer
 from tests.conftest import read_jsonl
 
@@ -21,13 +21,16 @@ def include_args() -> list[str]:
 
 
 def run_lm_eval(smollm2_folder: Path, out: Path, task: str, metadata: dict, limit: int = 3):
-    """lm_eval CLI on SmolLM2: (printed table, results of the task, logged samples, path)."""
+    """lm_eval CLI on SmolLM2: (printed table, results of the task, logged samples, path).
+    lm-eval's command line indexing our tasks only (`OUR_LM_EVAL`): the same run, without
+    first indexing lm-eval's ~14,000 task files, its threads waiting passively
+    (`model_run_env`)."""
     command = lm_eval_command(
         task, model="hf", model_args=f"pretrained={smollm2_folder}", limit=limit,
         apply_chat_template=True, gen_kwargs="max_gen_toks=48", log_samples=True,
-        output_path=out, metadata=metadata,
+        output_path=out, metadata=metadata, program=OUR_LM_EVAL,
     )  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, env=model_run_env())
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(next(out.rglob("results_*.json")).read_text())
     samples_path = next(out.rglob(f"samples_{task}_*.jsonl"))
@@ -50,9 +53,11 @@ def pi_emergent_run(
     smollm2_folder: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[LmEvalRun]:
     """SmolLM2 on 4 items of ccpt_pi_emergent, judged by a loopback server. Made once per
-    worker, by its first user: one lm_eval process loading SmolLM2 and generating up to 48
-    tokens per item. 96 s of setup in test_rescore.py's
-    test_lm_eval_samples_rescore_to_lm_evals_numbers (on 2 cores at load 4-7, 2026-12-06)."""
+    worker, by its first user: one lm_eval process (`run_lm_eval`: indexing our tasks only,
+    its threads waiting passively) loading SmolLM2 and generating up to 48 tokens per item.
+    20 s of setup in test_rescore.py's test_lm_eval_samples_rescore_to_lm_evals_numbers, the
+    SmolLM2 folder's conversion included (113 s before those two changes; both on 2 cores at
+    load 5-7, 2026-12-06)."""
     root = tmp_path_factory.mktemp("lm-eval-run")
     with LoopbackServer() as server:
         metadata = {

@@ -315,10 +315,11 @@ def test_lm_eval_cli_run_records_the_rule(
     smollm2_folder: Path, judge_server, tmp_path: Path, fresh_cache: Path
 ) -> None:
     """SmolLM2 through the lm_eval CLI with --metadata npc_modifier=surface; rescoring its
-    samples with the same rule gives lm-eval's numbers. One lm_eval process loading SmolLM2,
-    3 items of ccpt_npc_emergent generated (up to 48 tokens) and judged by the loopback
-    server, then `conceptcomb score` in this process: 100 s on 2 cores at load 4-7
-    (2026-12-06)."""
+    samples with the same rule gives lm-eval's numbers. One lm_eval process (`run_lm_eval`:
+    lm-eval's command line indexing our tasks only, its threads waiting passively) loading
+    SmolLM2, 3 items of ccpt_npc_emergent generated (up to 48 tokens) and judged by the
+    loopback server, then `conceptcomb score` in this process: 22 s (210 s before those two
+    changes; both on 2 cores at load 5-6, 2026-12-06)."""
     metadata = {"judge_base_url": judge_server.base_url, "npc_modifier": "surface"}
     _, metrics, samples, path = run_lm_eval(smollm2_folder, tmp_path / "out", SPEC.name, metadata)
     assert {sample["doc"]["npc_modifier"] for sample in samples} == {"surface"}

@@ -63,7 +63,8 @@ def mixed_replies(items) -> list[str]:
 def test_lm_eval_samples_rescore_to_lm_evals_numbers(pi_emergent_run, tmp_path: Path) -> None:
     """lm-eval's samples, rescored with a fresh judge cache, give lm-eval's numbers. The
     first user in a worker of the session's `pi_emergent_run` (tests/ccpt/conftest.py: an
-    lm_eval run of SmolLM2) pays that run: 96 s of setup here (on 2 cores at load 4-7,
+    lm_eval run of SmolLM2) pays that run: 20 s of setup here (113 s before the run indexed
+    our tasks only and its threads waited passively; both on 2 cores at load 5-7,
     2026-12-06)."""
     run = pi_emergent_run
     judge = ["--judge-base-url", run.server.base_url, "--judge-model", "gpt-4o",

@@ -19,11 +19,16 @@ from lm_eval.tasks import TaskManager
 
 from conceptcomb.benchmarks import benchmarks
 from conceptcomb.common.lm_eval_paths import tasks_path
+from conceptcomb.frameworks.lm_eval_our_tasks import our_task_manager
 from tests.abspyramid.conftest import data_folder
 
 pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 
 LIMIT = 10
+
+# lm-eval's TaskManager indexing our task folder only, not lm-eval's ~14,000 task files (the
+# same task from the same YAML: tests/frameworks/test_lm_eval_our_tasks.py).
+OurTaskManager = our_task_manager(TaskManager)
 
 
 def lm_eval_tasks() -> list[tuple[object, str]]:
@@ -47,16 +52,17 @@ JUDGED = [(b.key, t) for b, t in lm_eval_tasks() if b.judged(t)]
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ConfigurableTask]:
     """Every task without a judge, built by lm-eval (one task manager per benchmark). Its
-    first user pays it: four task managers, each indexing lm-eval's own task folders and
-    ours, then 53 tasks built, each loading its docs (32 AbsPyramid tasks on the tests'
-    files; CGGC's 17 on the shipped dataset, each drawing every test item's
-    demonstrations): 367 s of setup in test_lm_eval_task_checks[abspyramid_det_event] (on 2
-    cores at load 4-7, 2026-12-06)."""
+    first user pays it: four task managers, each indexing our task folder only (not
+    lm-eval's ~14,000 task files, ~11 s each at load 7), then 53 tasks built, each loading
+    its docs (32 AbsPyramid tasks on the tests' files; CGGC's 17 on the shipped dataset,
+    each drawing every test item's demonstrations): 78 s of setup in
+    test_lm_eval_task_checks[abspyramid_det_all_icl_cot], nearly all of it building the
+    tasks (114 s with lm-eval's full index; both on 2 cores at load 4.5-5.5, 2026-12-06)."""
     abspyramid_dir = data_folder(tmp_path_factory.mktemp("data") / "abspyramid")
     found: dict[str, ConfigurableTask] = {}
     for key in sorted({key for key, _ in NO_JUDGE}):
         metadata = {"data_dir": str(abspyramid_dir)} if key == "abspyramid" else {}
-        manager = TaskManager(include_path=str(tasks_path()), metadata=metadata)
+        manager = OurTaskManager(include_path=str(tasks_path()), metadata=metadata)
         names = [task for k, task in NO_JUDGE if k == key]
         found.update(manager.load(names)["tasks"])
     return found
@@ -70,8 +76,8 @@ def docs(task: ConfigurableTask) -> list[dict]:
 @pytest.mark.parametrize("name", [task for _, task in NO_JUDGE])
 def test_lm_eval_task_checks(built: dict[str, ConfigurableTask], name: str) -> None:
     """lm-eval's checks on one task (the module docstring). The first of these tests pays
-    the module's `built`, every task built by lm-eval: 367 s of setup for
-    [abspyramid_det_event] (on 2 cores at load 4-7, 2026-12-06)."""
+    the module's `built`, every task built by lm-eval: 78 s of setup for
+    [abspyramid_det_all_icl_cot] (on 2 cores at load 4.5-5.5, 2026-12-06)."""
     task = built[name]
     assert task.dataset is not None  # test_download
     for split in ("training", "validation", "test"):  # test_check_*_docs
@@ -109,7 +115,7 @@ def test_a_judged_task_without_judge_settings_says_so(monkeypatch: pytest.Monkey
     assert JUDGED
     for variable in ("OPENAI_API_KEY", "CONCEPTCOMB_JUDGE", "CONCEPTCOMB_JUDGE_BASE_URL"):
         monkeypatch.delenv(variable, raising=False)
-    manager = TaskManager(include_path=str(tasks_path()))
+    manager = OurTaskManager(include_path=str(tasks_path()))
     for key in sorted({key for key, _ in JUDGED}):
         name = next(task for k, task in JUDGED if k == key)
         with pytest.raises(Exception) as raised:

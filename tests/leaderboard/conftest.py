@@ -33,7 +33,7 @@ def lm_eval_command(gguf: Path, out: Path, metadata: dict) -> list[str]:
         TASKS + LM_EVAL_ONLY, model="hf",
         model_args=f"pretrained={gguf.parent},gguf_file={gguf.name}", limit=LIMIT,
         apply_chat_template=True, gen_kwargs="max_gen_toks=48", log_samples=True,
-        output_path=out, metadata=metadata,
+        output_path=out, metadata=metadata, program=commands.OUR_LM_EVAL,
     )  # fmt: skip
 
 
@@ -62,11 +62,13 @@ def real_runs(
     smollm2_gguf: Path, smollm2_folder: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> RealRuns:
     """The module docstring's runs, made once per worker: its first user pays them. One
-    lm_eval and one inspect eval process, each loading SmolLM2 from the GGUF itself (every
-    load de-quantizes it, ~20 s of CPU), 3 items per task, replies up to 48 tokens, the
-    judge questions answered by the loopback server. With test_bundle.py's `calibration` and
-    `bundles`: 1201 s of setup in test_api_key_inside_fails_validation (on 2 cores at load
-    4-7, 2026-12-06)."""
+    lm_eval process (lm-eval's command line indexing our tasks only, `OUR_LM_EVAL`) and one
+    inspect eval process, their threads waiting passively (`run_ok`), each loading SmolLM2
+    from the GGUF itself (every load de-quantizes it, ~20 s of CPU), 3 items per task,
+    replies up to 48 tokens, the judge questions answered by the loopback server. With
+    test_bundle.py's `calibration` and `bundles`: 110 s of setup in
+    test_schema_problems_name_the_field (376 s before those two changes; both on 2 cores at
+    load 4-5.5, 2026-12-06)."""
     # While working on the report, CONCEPTCOMB_TEST_REPORT_RUNS=DIR keeps the runs in DIR and
     # reuses them (the model runs take minutes); by default they are made afresh.
     kept = os.environ.get("CONCEPTCOMB_TEST_REPORT_RUNS")

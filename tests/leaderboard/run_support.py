@@ -7,12 +7,16 @@ import json
 import subprocess
 from pathlib import Path
 
+from conceptcomb.testing.commands import model_run_env
 from tests.leaderboard.eee_support import run_cli
 
 
 def run_ok(command: list[str], timeout: int = 900) -> None:
-    """``lm_eval ...`` or ``inspect eval ...``, which must exit 0 (its output's tail if not)."""
-    done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    """``lm_eval ...`` or ``inspect eval ...``, which must exit 0 (its output's tail if not);
+    its threads wait passively (`model_run_env`)."""
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, env=model_run_env()
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
 
 

@@ -13,6 +13,8 @@ dashes (``log_dir=`` is ``--log-dir``).
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,12 @@ from conceptcomb.common.lm_eval_paths import include_path_args
 # The include path of this package's YAML tasks, where lm-eval has no copy (editable install).
 OUR_TASKS = "our tasks"
 
+# `lm_eval` with a task index of this package's tasks only (conceptcomb.frameworks.
+# lm_eval_our_tasks): the same parser, runner and outputs, without first indexing lm-eval's
+# ~14,000 task files (about 16 s per process on 2 cores). For the tests' real runs whose point
+# is the run, not the `lm_eval` command a user types.
+OUR_LM_EVAL = (sys.executable, "-m", "conceptcomb.frameworks.lm_eval_our_tasks")
+
 
 def lm_eval_command(
     tasks: str | Sequence[str],
@@ -29,16 +37,18 @@ def lm_eval_command(
     model: str,
     model_args: str | Mapping[str, Any] | None = None,
     limit: int | None = None,
-    program: str | Path = "lm_eval",
+    program: str | Path | Sequence[str] = "lm_eval",
     include_path: str | Path | None = OUR_TASKS,
     **options: Any,
 ) -> list[str]:
     """``lm_eval --model MODEL [--model_args A] --tasks T[,T...] [--limit N] [options]``.
 
     ``include_path``: this package's tasks where lm-eval needs them (the default), a folder
-    of other tasks, or None for none.
+    of other tasks, or None for none. ``program``: a program, or the words that start one
+    (`OUR_LM_EVAL`).
     """
-    command = [str(program), "--model", model]
+    words = [str(program)] if isinstance(program, str | Path) else list(program)
+    command = [*words, "--model", model]
     if model_args is not None:
         command += ["--model_args", _pairs(model_args, ",")]
     command += ["--tasks", tasks if isinstance(tasks, str) else ",".join(tasks)]
@@ -50,6 +60,15 @@ def lm_eval_command(
     elif include_path is not None:
         command += ["--include_path", str(include_path)]
     return command
+
+
+def model_run_env() -> dict[str, str]:
+    """This process's environment for a model run in a subprocess, with OpenMP's threads
+    waiting passively (``OMP_WAIT_POLICY=PASSIVE``, as `conceptcomb demo` sets it) unless
+    the environment says otherwise. torch's threads spin while they wait: on a machine busy
+    with other work (CI's two test workers on 2 cores) that made an lm_eval run of SmolLM2
+    2.6 times slower (77 s against 30 s at load 7.5, 2026-12-06); the replies are the same."""
+    return {"OMP_WAIT_POLICY": "PASSIVE", **os.environ}
 
 
 def inspect_eval_command(

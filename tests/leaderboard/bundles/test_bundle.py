@@ -89,9 +89,11 @@ def bundles(
     real_runs: RealRuns, calibration: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Path]:
     """`submit-bundle` of the session's `real_runs` (tests/leaderboard/conftest.py), each
-    bundle checked as it is made. Its first user pays it, and `real_runs` where the worker
-    has not made them yet: 1201 s of setup in test_api_key_inside_fails_validation (on 2
-    cores at load 4-7, 2026-12-06)."""
+    bundle checked as it is made. Its first user (any test of this module asking for
+    `bundles`, in pytest-randomly's order) pays it, and `real_runs` where the worker has not
+    made them yet: 110 s of setup in test_schema_problems_name_the_field (376 s before the
+    runs indexed our tasks only and waited passively; both on 2 cores at load 4-5.5,
+    2026-12-06)."""
     out = tmp_path_factory.mktemp("bundles")
     code, printed = run_cli(
         "submit-bundle", str(real_runs.lm_eval_dir), str(real_runs.inspect_dir),
@@ -182,10 +184,10 @@ def test_bundles_of_the_same_results_agree(bundles: dict[str, Path], real_runs: 
 
 @pytest.mark.slow
 def test_api_key_inside_fails_validation(bundles: dict[str, Path], tmp_path: Path) -> None:
-    """A credential in a resealed bundle makes it invalid by itself. Slow as the first
-    test of the module to ask for `bundles`: it pays the session's `real_runs` (lm-eval and
-    Inspect runs of SmolLM2 from its GGUF) and the module's `calibration` and `bundles`,
-    1201 s of setup (on 2 cores at load 4-7, 2026-12-06)."""
+    """A credential in a resealed bundle makes it invalid by itself. Slow where it is the
+    first test of the module to ask for `bundles`: it pays the session's `real_runs`
+    (lm-eval and Inspect runs of SmolLM2 from its GGUF) and the module's `calibration` and
+    `bundles`, 110 s of setup (on 2 cores at load 4-5.5, 2026-12-06)."""
     bundle = load(bundles["inspect"])
     bundle["model"]["args"]["api_key"] = FAKE_OPENAI_KEY
     bundle["notes"] = [f"export OPENAI_API_KEY={FAKE_OPENAI_KEY}"]

@@ -49,10 +49,11 @@ def bundles(
     abspyramid_dir: Path,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Path]:
-    """One lm-eval and one Inspect run of SmolLM2 on the three tasks, and their bundles.
+    """One lm-eval (indexing our tasks only) and one Inspect run of SmolLM2 on the three
+    tasks, their threads waiting passively (`model_run_env`), and their bundles.
     Its first user pays it: two framework processes, each loading SmolLM2 and answering 3
     items per task (log-likelihoods, generated labels, generated concepts), then
-    `submit-bundle` checking both bundles: 360 s of setup in
+    `submit-bundle` checking both bundles: 360 s of setup (before those two changes) in
     test_an_edited_item_is_caught_naming_it (on 2 cores at load 4-7, 2026-12-06)."""
     root = tmp_path_factory.mktemp("abspyramid-evidence")
     run_ok(

@@ -18,7 +18,7 @@ from conceptcomb.common.evidence import decode, encode
 from conceptcomb.leaderboard.bundles.bundle import content_sha256
 from conceptcomb.leaderboard.checks.validate import check_file
 from conceptcomb.testing.cggc_references import cggc_bundle
-from conceptcomb.testing.commands import inspect_eval_command, lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, inspect_eval_command, lm_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
 from tests.leaderboard.checks.test_evidence import run_cli
 from tests.leaderboard.eee_support import (
@@ -42,13 +42,15 @@ LIMIT = 3
 def bundles(
     smollm2_folder: Path, smollm2_inspect_model: list[str], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Path]:
-    """One real lm-eval run and one real Inspect run of the task, each in its bundle. Its
-    first user pays it: each framework process builds the task (every test item's
-    demonstrations, whatever --limit), loads SmolLM2, answers 3 items and scores them
-    (METEOR's JVM), the loopback server verifying; then `submit-bundle` checks both bundles
-    (METEOR's JVM again). 369 s of setup in
-    test_real_runs_give_partial_bundles_with_the_items_evidence (on 2 cores at load 4-7,
-    2026-12-06)."""
+    """One real lm-eval run (lm-eval's command line indexing our tasks only) and one real
+    Inspect run of the task, each in its bundle, their threads waiting passively
+    (`model_run_env`). Its first user pays it: each framework process builds the task (every
+    test item's demonstrations, whatever --limit), loads SmolLM2, answers 3 items and scores
+    them (METEOR's JVM), the loopback server verifying; then `submit-bundle` checks both
+    bundles (METEOR's JVM again). 101 s of setup in
+    test_real_runs_give_partial_bundles_with_the_items_evidence[lm-eval] (97 s before the
+    two changes above, at a lighter load: building the task and METEOR hold the time; on 2
+    cores at load 2-3.6, 2026-12-06; 369 s in CI at load 4-7)."""
     root = tmp_path_factory.mktemp("cggc-runs")
     with LoopbackServer() as server:
         judge = {"judge_base_url": server.base_url, "judge_model": "gpt-4o"}
@@ -56,7 +58,7 @@ def bundles(
         run_ok(lm_eval_command(
             TASK, model="hf", model_args=f"pretrained={smollm2_folder}", limit=LIMIT,
             apply_chat_template=True, log_samples=True, output_path=root / "lm-eval",
-            metadata=metadata,
+            metadata=metadata, program=OUR_LM_EVAL,
         ), timeout=1200)  # fmt: skip
         run_ok(inspect_eval_command(
             f"conceptcomb/{TASK}", model=smollm2_inspect_model, task_args=metadata, limit=LIMIT,
@@ -86,9 +88,9 @@ def _tampered(path: Path, change: Callable[[dict, list[dict]], None], out: Path)
 def test_real_runs_give_partial_bundles_with_the_items_evidence(
     bundles: dict[str, Path], framework: str
 ) -> None:
-    """Both bundles valid, the task partial, each item's evidence in them. The first test of
-    the module pays `bundles` (the real runs): 369 s of setup for [inspect] (on 2 cores at
-    load 4-7, 2026-12-06)."""
+    """Both bundles valid, the task partial, each item's evidence in them. Where it is the
+    first test of the module it pays `bundles` (the real runs): 101 s of setup for
+    [lm-eval] (on 2 cores at load 3-3.6, 2026-12-06)."""
     check = check_file(bundles[framework], None)
     assert check.valid, check.problems
     (task,) = [t for t in check.tasks if t.task == TASK]

@@ -16,7 +16,7 @@ from conceptcomb.leaderboard.bundles.bundle import content_sha256
 from conceptcomb.leaderboard.checks.validate import check_bundle
 from conceptcomb.mcrae.evidence import McraeEvidence
 from conceptcomb.mcrae.metrics import MODES
-from conceptcomb.testing.commands import inspect_eval_command, lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, inspect_eval_command, lm_eval_command
 from tests.leaderboard.checks.test_evidence import run_cli
 from tests.leaderboard.eee_support import (
     edited_reply_is_caught,
@@ -37,15 +37,17 @@ LIMIT = 2
 def bundles(
     smollm2_folder: Path, smollm2_inspect_model: list[str], tmp_path_factory: pytest.TempPathFactory
 ) -> dict[str, Path]:
-    """One lm-eval and one Inspect run of SmolLM2 on 2 concepts, and their bundles. Its
+    """One lm-eval (indexing our tasks only) and one Inspect run of SmolLM2 on 2 concepts,
+    their threads waiting passively (`model_run_env`), and their bundles. Its
     first user pays it: two framework processes, each loading SmolLM2 and generating up to
-    64 tokens per concept, then `submit-bundle` checking both bundles: 254 s of setup in
+    64 tokens per concept, then `submit-bundle` checking both bundles: 254 s of setup (before
+    those two changes) in
     test_an_edited_metric_is_caught[inspect] (on 2 cores at load 4-7, 2026-12-06)."""
     root = tmp_path_factory.mktemp("mcrae-evidence")
     run_ok(lm_eval_command(
         TASK, model="hf", model_args=f"pretrained={smollm2_folder}", limit=LIMIT,
         apply_chat_template=True, gen_kwargs="max_gen_toks=64", log_samples=True,
-        output_path=root / "lm-eval",
+        output_path=root / "lm-eval", program=OUR_LM_EVAL,
     ))  # fmt: skip
     run_ok(inspect_eval_command(
         f"conceptcomb/{TASK}", model=smollm2_inspect_model, limit=LIMIT, max_tokens=64,
