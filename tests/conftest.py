@@ -22,6 +22,12 @@ from typing import NoReturn
 
 import pytest
 
+# torch's OpenMP threads spin while they wait: on CI's 2 cores shared by two test workers that
+# made a model run 2.6x slower (`conceptcomb.testing.commands.model_run_env`). Every model
+# run of the suite, in this process and in the subprocesses it starts, waits passively (as
+# `conceptcomb demo` runs); the replies are the same. Set before anything imports torch.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from tests.leftovers import collector_as_found  # noqa: F401  (an autouse fixture)
 
 REPO = Path(__file__).resolve().parents[1]
