@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from huggingface_hub import parse_eval_result_entries
 
 from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.tasks import spec_by_name
 from conceptcomb.common import evalcard
-from tests.leaderboard.eee_support import run_cli, samples_for
+from tests.leaderboard.eee_support import parse_eval_result_entries, run_cli, samples_for
 
 pytestmark = pytest.mark.shared_data
 TASK = "ccpt_tp"  # scored against the gold type: no judge needed

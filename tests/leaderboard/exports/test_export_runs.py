@@ -22,7 +22,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-from huggingface_hub import parse_eval_result_entries
 
 from conceptcomb.ccpt.data import CcptItem, load_items
 from conceptcomb.ccpt.judge_tools.plan import dataset_answer
@@ -36,6 +35,7 @@ from conceptcomb.testing.recorded import recorded_ratings
 from tests.leaderboard.eee_support import (
     assert_eee_valid,
     eee_files,
+    parse_eval_result_entries,
     rows_of,
     run_cli,
     samples_for,

@@ -4,6 +4,7 @@ here on the same arrays independently."""
 from __future__ import annotations
 
 import math
+from inspect import signature
 
 import numpy as np
 import pytest
@@ -135,9 +136,11 @@ def test_the_bootstrap_draws_what_scipy_draws() -> None:
     mean = Mean(A)
     values = stats.bootstrap_distribution(mean, len(A), 500, seed=3)
     interval = stats.bootstrap_interval(mean.value(), values, len(A))
+    # scipy 1.15 renamed the generator's keyword `rng` (SPEC 7); before it, `random_state`.
+    keyword = "rng" if "rng" in signature(scipy_stats.bootstrap).parameters else "random_state"
     result = scipy_stats.bootstrap(
-        (A,), np.mean, n_resamples=500, method="percentile", rng=np.random.default_rng(3),
-        vectorized=True,
+        (A,), np.mean, n_resamples=500, method="percentile", vectorized=True,
+        **{keyword: np.random.default_rng(3)},
     )  # fmt: skip
     low, high = result.confidence_interval
     assert (interval.lower, interval.upper) == (pytest.approx(low), pytest.approx(high))
