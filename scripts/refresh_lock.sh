@@ -5,7 +5,10 @@
 # the README installs first (the CPU build on a CPU machine). pyproject.toml's own metadata
 # stays loose; this file is where reproducibility lives. tests/test_dependencies.py fails when
 # pyproject's requirements changed since the last refresh (the sha256 on the file's 4th line).
-#   scripts/refresh_lock.sh            # needs PyPI; about 30 s
+# The pins already in constraints.txt are kept where the requirements still allow them (uv
+# prefers the versions of its output file, as pip-compile does): a changed bound moves only
+# what it must. --upgrade resolves everything afresh to the newest releases.
+#   scripts/refresh_lock.sh [--upgrade]   # needs PyPI; about 30 s
 set -euo pipefail
 cd "$(dirname "$0")/.."
 UV_VERSION="0.13.9"
@@ -16,6 +19,9 @@ trap 'rm -rf "$tools"' EXIT
 python3 -m pip install --quiet --disable-pip-version-check --target "$tools" "uv==$UV_VERSION"
 echo "$TORCH" > "$tools/torch.txt"
 digest="$(python3 scripts/lock_digest.py)"
+if [ "${1:-}" != "--upgrade" ] && [ -f constraints.txt ]; then
+    cp constraints.txt "$tools/lock.txt"  # the current pins, preferred
+fi
 
 "$tools/bin/uv" pip compile pyproject.toml --extra all --extra test --universal \
     --python-version 3.11 --constraint "$tools/torch.txt" --index-url https://pypi.org/simple \
