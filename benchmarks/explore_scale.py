@@ -230,7 +230,11 @@ def main() -> int:
     parser.add_argument("--benchmark", choices=("cggc", "ccpt", "all"), default="all")
     parser.add_argument("--out", type=Path, help="folder for the runs and pages (default: temp)")
     parser.add_argument("--runs", type=int, help="runs per benchmark (default: 10 CGGC, 20 CCPT)")
-    parser.add_argument("--data-dir", help="the benchmarks' files (default: the cache)")
+    parser.add_argument(
+        "--data-dir",
+        help="CGGC's dataset folder (default: the one shipped); CCPT's files are read from "
+        "CONCEPTCOMB_DATA_DIR or the cache (`conceptcomb data fetch ccpt`)",
+    )
     args = parser.parse_args()
     out = args.out or Path(tempfile.mkdtemp(prefix="explore-scale-"))
     out.mkdir(parents=True, exist_ok=True)
