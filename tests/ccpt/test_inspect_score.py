@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import EvalLog, read_eval_log
-from inspect_ai.model import _model as inspect_model
 
 from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.inspect_tasks import TASKS
@@ -23,6 +22,7 @@ from conceptcomb.ccpt.tasks import CcptTaskSpec
 from conceptcomb.testing.judge_server import LoopbackServer
 from tests.ccpt.test_inspect import mock_model
 from tests.ccpt.test_scoring import gold_reply
+from tests.default_judge import default_judge, no_judge_line, run_without_judge
 from tests.leaderboard.eee_support import run_cli
 from tests.leaderboard.judge_support import loopback, ratings_of
 
@@ -146,35 +146,16 @@ def test_a_judge_nothing_chose_is_named_in_one_line(
     says so in one line; ``-T judge=off`` says nothing and asks no judge."""
     items = load_items(SPEC)[:2]
     replies = [gold_reply(SPEC.kind, item) for item in items]
-    with LoopbackServer() as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        # Inspect memoizes the default grader by its arguments, not by OPENAI_BASE_URL: one
-        # made by an earlier test of this process would ask that test's (stopped) server.
-        monkeypatch.setattr(inspect_model, "_models", {})
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    with default_judge(monkeypatch) as server:
         for judge_off in (False, True):
-            capfd.readouterr()
-            [log] = inspect_eval(
-                f"conceptcomb/{SPEC.name}",  # built by the eval, as `inspect eval` does
-                task_args={"judge": "off"} if judge_off else {},
-                model=mock_model(replies),
-                limit=len(items),
-                max_samples=1,
-                display="none",
-                log_dir=str(tmp_path / f"off-{judge_off}"),
-            )
-            assert log.status == "success", log.error
-            said = [
-                line for line in capfd.readouterr().err.splitlines() if "no judge chosen" in line
-            ]
+            log, said = run_without_judge(
+                SPEC.name, mock_model(replies), len(items), tmp_path / f"off-{judge_off}", capfd,
+                judge_off,
+            )  # fmt: skip
             if judge_off:
                 assert said == [] and server.stats.requests == 6
             else:
-                assert said == [
-                    f"[conceptcomb] no judge chosen: the judge is openai/gpt-4o (the paper's) at "
-                    f"{server.base_url}; --model-role grader=MODEL or -T judge_base_url=... "
-                    "chooses another, -T judge=off runs without one."
-                ]
+                assert said == [no_judge_line(server)]
                 assert server.stats.requests == 6  # 2 items x 3 questions, at the judge
     # The model under test answered each item once: the judge never asked it.
     assert log.stats.model_usage["mockllm/model"].output_tokens > 0

@@ -26,7 +26,6 @@ from pathlib import Path
 import pytest
 from inspect_ai import eval as inspect_eval
 from inspect_ai.log import read_eval_log
-from inspect_ai.model import _model as inspect_model
 
 from conceptcomb.cggc import inspect_adapter
 from conceptcomb.cggc.analysis.per_item import PER_ITEM  # the metrics with a standard error
@@ -37,6 +36,7 @@ from conceptcomb.cggc.metrics import METRIC_NAMES
 from conceptcomb.cggc.tasks import CggcTaskSpec, TaskOptions, spec_by_name
 from conceptcomb.testing.judge_server import LoopbackServer
 from tests.cggc.test_inspect import mock_model
+from tests.default_judge import default_judge, no_judge_line, run_without_judge
 from tests.leaderboard.eee_support import run_cli
 from tests.leaderboard.judge_support import loopback
 
@@ -205,37 +205,18 @@ def test_a_judge_nothing_chose_is_named_in_one_line(
     and says so in one line; ``-T judge=off`` says nothing and asks no judge."""
     items, replies = items_and_replies(2)
     questions = sum(len(dict.fromkeys(item.kg_edges())) for item in items)
-    with LoopbackServer() as server:
-        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        # Inspect memoizes the default grader by its arguments, not by OPENAI_BASE_URL: one
-        # made by an earlier test of this process would ask that test's (stopped) server.
-        monkeypatch.setattr(inspect_model, "_models", {})
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    with default_judge(monkeypatch) as server:
         for judge_off in (False, True):
-            capfd.readouterr()
-            [log] = inspect_eval(
-                f"conceptcomb/{SPEC.name}",  # built by the eval, as `inspect eval` does
-                task_args={"judge": "off"} if judge_off else {},
-                model=mock_model(replies),
-                limit=len(items),
-                max_samples=1,
-                display="none",
-                log_dir=str(tmp_path / f"off-{judge_off}"),
-            )
-            assert log.status == "success", log.error
-            said = [
-                line for line in capfd.readouterr().err.splitlines() if "no judge chosen" in line
-            ]
+            log, said = run_without_judge(
+                SPEC.name, mock_model(replies), len(items), tmp_path / f"off-{judge_off}", capfd,
+                judge_off,
+            )  # fmt: skip
             verdicts = [s.scores["cggc_verified"].metadata["verification"]["verified"]
                         for s in log.samples or []]  # fmt: skip
             if judge_off:
                 assert said == [] and verdicts == [None, None]
             else:
-                assert said == [
-                    f"[conceptcomb] no judge chosen: the judge is openai/gpt-4o (the paper's) at "
-                    f"{server.base_url}; --model-role grader=MODEL or -T judge_base_url=... "
-                    "chooses another, -T judge=off runs without one."
-                ]
+                assert said == [no_judge_line(server)]
                 assert verdicts == [True, False]
             assert server.stats.requests == questions  # every edge, at the judge; none more
     # The model under test answered each item once: the judge never asked it.
