@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
 import sqlite3
 from pathlib import Path
@@ -60,6 +61,34 @@ def test_transient_faults_are_retried_to_the_same_ratings(fresh_cache: Path) -> 
         assert faulty.stats.faults > 0
     assert usage.failures == 0
     assert {p: r.rating for p, r in replies.items()} == {p: r.rating for p, r in expected.items()}
+
+
+def test_a_connection_idle_past_the_timeout_is_reused_cleanly() -> None:
+    """A keep-alive connection left idle longer than judge_timeout (a retry's backoff, a pause
+    between tasks) answers the next request. aiohttp 3.14.0-3.14.1 armed the read timeout on
+    the idle pooled connection (aio-libs/aiohttp#12953): that request, and each retry drawing
+    another such connection, failed at once ("Timeout on reading data from socket")."""
+    from conceptcomb.scorers.chat_client import ChatClient
+
+    def body(prompt: str) -> bytes:
+        message = {"role": "user", "content": prompt}
+        return json.dumps({"model": "gpt-4o", "messages": [message]}).encode()
+
+    async def ask_twice(server: LoopbackServer) -> int:
+        url = server.base_url
+        client = ChatClient([(url, url)], "key", timeout=1.0, max_retries=0, per_endpoint=1)
+        try:
+            await client.post(body(PROMPTS[0]))
+            await asyncio.sleep(1.5)
+            await client.post(body(PROMPTS[1]))  # no retry to hide a failed first attempt
+            return len(server._connections)
+        finally:
+            await client.close()
+
+    with LoopbackServer() as server:
+        connections = asyncio.run(ask_twice(server))
+        assert server.stats.requests == 2
+    assert connections == 1  # the second request went out on the first one's connection
 
 
 def test_garbage_answers_are_failures_not_ratings(fresh_cache: Path) -> None:
