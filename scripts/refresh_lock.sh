@@ -30,6 +30,8 @@ fi
     head -n 2 "$tools/lock.txt"
     echo "# uv $UV_VERSION, $TORCH held (README); the last refresh: $(date -u +%Y-%m-%d)"
     echo "# pyproject requirements sha256: $digest"
-    tail -n +3 "$tools/lock.txt"
+    # uv names the held torch by its temporary file: named by what it is instead, so that a
+    # refresh that moves no pin changes no line but the two above.
+    tail -n +3 "$tools/lock.txt" | sed "s|-c $tools/torch.txt|-c $TORCH (README)|"
 } > constraints.txt
-echo "constraints.txt: $(grep -c '==' constraints.txt) pins"
+echo "constraints.txt: $(grep -c '^[^ #].*==' constraints.txt) pins"
