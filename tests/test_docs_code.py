@@ -233,9 +233,10 @@ def test_running_md_vllm_commands_are_the_vllm_modules() -> None:
     in the vLLM environment it builds): the same builders, given the page's tasks, limits
     and folders, make the page's commands word for word (in any order of the options), and
     the page's prefix is the environment the module gives vLLM. The module runs them with
-    its additions (more tasks, a token cap, its output folders, the include path an
-    editable install needs). Inspect's own `vllm serve` (``--model vllm/FOLDER -M ...``) is
-    not started there, a third vLLM start (issue 53: one to two minutes of 2 cores each);
+    its additions (more tasks, a token cap, its output folders; lm-eval's command run by
+    `commands.OUR_LM_EVAL`, lm-eval's parser and runner indexing our tasks only). Inspect's
+    own `vllm serve` (``--model vllm/FOLDER -M ...``) is not started there, a third vLLM
+    start (issue 53: one to two minutes of 2 cores each);
     its ``-M`` options must be the engine options of the module's server, whose replies
     Inspect's runs there are checked on."""
     from conceptcomb.testing.vllm_server import CPU_ENVIRONMENT, VllmServer

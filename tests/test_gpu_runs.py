@@ -40,7 +40,12 @@ def test_cpu_rehearsal_runs_every_step() -> None:
     and 8 tokens: lm-eval and Inspect (hf) on the bare tasks and on the CCPT tasks, and
     lm-eval judged by the local judge, each a fresh process loading the model; then, in the
     script's process, the local judge and CGGC's local verifier, 4 questions one at a time
-    and in a batch. 200 s on 2 cores at load 4-7 (2026-12-06)."""
+    and in a batch. 200 s on 2 cores at load 4-7 (2026-12-06); alone at load 9-10 the same
+    day 234 s: the five framework processes 29, 37, 58, 48 and 21 s (each its imports, a
+    model load, and the prefill of CCPT's ~450-token prompts on the CPU), the judge part
+    ~13 s. Tried, not kept: at 4 tokens the judged run's reply held no answer to ask the
+    judge about (no question reached it); 2 judge questions instead of 4 saved 3 s; lm-eval
+    indexing our tasks only moved its three runs by -7 to +1 s, within the load's noise."""
     command = [sys.executable, str(SCRIPT), "--cpu-rehearsal", "--judge-cpu-questions", "4"]
     done = subprocess.run(command, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

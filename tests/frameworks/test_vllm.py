@@ -7,7 +7,12 @@ serve the whole module (issue 53: each start takes one to two minutes of 2 CPU c
 were three): lm-eval's own engine (``lm_eval --model vllm``, the four tasks in one command),
 and one ``vllm serve`` (`server`, eager, float32) that Inspect's vllm provider connects to
 (``inspect eval --model vllm/smollm2 --model-base-url URL``, the four tasks in one
-``eval``) and that the judge tests ask. Then:
+``eval``) and that the judge tests ask. They overlap: the lm-eval run goes on in the
+background while the server starts, and the Inspect run starts as soon as the server
+answers (a start is mostly single-threaded imports and set-up, each task's data is built in
+one thread, and vLLM's CPU engine computes on one core of the two). Each task runs on its
+first LIMIT items: its prompts (CGGC's 4-shot ones ~500 tokens) are what most of the
+generation time goes to on the CPU. Then:
 
 * every item gets the same prompt from both frameworks: lm-eval's (its chat template applied,
   as its samples log it) is the model's chat template rendered over the messages Inspect sent;
@@ -20,18 +25,22 @@ and one ``vllm serve`` (`server`, eager, float32) that Inspect's vllm provider c
   ``judge_response_format=json_schema`` has vLLM's structured outputs constrain every answer
   to the rating's JSON schema, so that even this judge returns a valid rating every time.
 
-The module takes about 5 minutes of one worker on 2 idle cores (two starts, ~4 minutes of
-them; generation under a minute): it holds `vllm_turn`, one vLLM start at a time across
+Alone (``-n 0 -p no:randomly``, nice 15) the module took 399 s on 2 cores at load 10-13
+(2026-12-06), 791 s at the same load before the runs overlapped and were cut to 2 items:
+the two starts (~2 minutes each under that load) and each framework's building of CGGC's
+16,167 ood items are most of it. It holds `vllm_turn`, one vLLM module at a time across
 workers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
-import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -40,7 +49,7 @@ from conceptcomb.common.errors import JudgeError
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.scorers.rating import preflight_judge, rate_prompts
 from conceptcomb.scorers.relevance import relevance_prompt
-from conceptcomb.testing.commands import inspect_eval_command, lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, inspect_eval_command, lm_eval_command
 from conceptcomb.testing.sent_replies import inspect_items, lm_eval_items
 from conceptcomb.testing.vllm_server import SERVED_NAME, VllmServer, cpu_environment
 from tests.abspyramid.conftest import data_folder
@@ -56,7 +65,7 @@ pytestmark = pytest.mark.slow
 # up to 512 and 1,024, capped at MAX_TOKENS: the point is that both frameworks send and get
 # the same.
 TASKS = ("cggc_ood", "mcrae_esslli44", "ccpt_pi_emergent", "abspyramid_det_noun_zs")
-LIMIT, MAX_TOKENS, MODEL_LEN = 4, 48, 2048
+LIMIT, MAX_TOKENS, MODEL_LEN = 2, 48, 2048
 # Eager: no torch.compile (whose inductor needs a C++ compiler at run time and took ~3 of
 # the ~3.5 minutes of a start here); the same in both frameworks.
 ENGINE = {"dtype": "float32", "max_model_len": str(MODEL_LEN), "enforce_eager": "True"}
@@ -70,7 +79,7 @@ def lm_eval_engine_command(
     tasks: str | tuple[str, ...],
     limit: int,
     output_path: str | Path,
-    program: str | Path = "lm_eval",
+    program: str | Path | Sequence[str] = "lm_eval",
     include_path: str | None = None,
     **more: object,
 ) -> list[str]:
@@ -84,7 +93,7 @@ def lm_eval_engine_command(
 
 def judged_task_command(
     base_url: str,
-    program: str | Path = "lm_eval",
+    program: str | Path | Sequence[str] = "lm_eval",
     model_more: str = "",
     judge_more: dict[str, object] | None = None,
     **more: object,
@@ -108,21 +117,6 @@ def vllm_env(vllm_python: Path) -> dict[str, str]:
     return env
 
 
-def run_ok(command: list[str], env: dict[str, str], log: Path) -> None:
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=1500)
-    log.write_text(" ".join(command) + "\n\n" + done.stdout + done.stderr, encoding="utf-8")
-    assert done.returncode == 0, f"{command[0]} failed:\n{(done.stdout + done.stderr)[-4000:]}"
-
-
-def include_path(vllm_python: Path, env: dict[str, str]) -> str | None:
-    """Our tasks' folder where that environment's lm-eval lacks them (an editable install)."""
-    code = "import json; from conceptcomb.cli import include_path_args as a; print(json.dumps(a()))"
-    done = subprocess.run([str(vllm_python), "-c", code], env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    args = json.loads(done.stdout.strip().splitlines()[-1])
-    return args[1] if args else None
-
-
 def data_root(folder: Path) -> Path:
     """CCPT's and McRae's files of ../shared, and AbsPyramid's test data folder."""
     folder.mkdir()
@@ -140,12 +134,83 @@ def temporary_folder() -> Iterator[Path]:
         yield folder
 
 
+@dataclass
+class Background:
+    """A command going on in the background, in a process group of its own; its output in
+    ``log`` (the command line first)."""
+
+    command: list[str]
+    env: dict[str, str]
+    log: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Background:
+        with self.log.open("w", encoding="utf-8") as sink:
+            sink.write(" ".join(self.command) + "\n\n")
+            sink.flush()
+            self.process = subprocess.Popen(
+                self.command, env=self.env, stdout=sink, stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own group: vLLM's engine processes stop with it
+            )  # fmt: skip
+        return self
+
+    def wait_ok(self) -> None:
+        assert self.process is not None
+        code = self.process.wait(timeout=1500)
+        output = self.log.read_text(encoding="utf-8", errors="replace")
+        assert code == 0, f"{self.command[0]} failed:\n{output[-4000:]}"
+
+    def stop(self) -> None:
+        """Its process group, where the module ends before it did (a failed test)."""
+        if self.process is not None:
+            if self.process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
 @pytest.fixture(scope="module")
-def server(vllm_python: Path, smollm2_folder: Path, vllm_turn: None) -> Iterator[VllmServer]:
-    """The module's one ``vllm serve``: Inspect's runs and the judge tests ask it. Its
-    first user pays the start (and any wait for `vllm_turn`): 71 s of setup in
-    test_a_judged_task_runs_with_its_judge_on_the_server (on 2 cores at load 4-7,
-    2026-12-06)."""
+def folders(vllm_python: Path, tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """The runs' folder (their data inside) and environment."""
+    out = tmp_path_factory.mktemp("vllm-runs")
+    # Judge off for CCPT by the variable both frameworks read (Inspect refuses a -T option
+    # that a task lacks, and only CCPT's tasks have `judge`).
+    env = {**vllm_env(vllm_python), "CONCEPTCOMB_JUDGE": "off",
+           "CONCEPTCOMB_DATA_DIR": str(data_root(out / "data"))}  # fmt: skip
+    return out, env
+
+
+@pytest.fixture(scope="module")
+def engine_run(
+    vllm_python: Path, smollm2_folder: Path, vllm_turn: None, folders: tuple[Path, dict[str, str]]
+) -> Iterator[Background]:
+    """lm-eval's own vLLM engine (``lm_eval --model vllm``, the module's first vLLM start)
+    on the four tasks, LIMIT items each, started in the background: `server` asks for it
+    first, so that the module's `vllm serve` starts beside it (two starts of mostly
+    single-threaded imports and set-up, and vLLM's CPU engine computes on one core of the
+    two). `runs` waits for its end. The command line is docs/running.md's
+    (`lm_eval_engine_command`), run by lm-eval's own parser and runner with a task index of
+    our tasks only (`commands.OUR_LM_EVAL`, in the vLLM environment), not first lm-eval's
+    ~14,000 task files (about 16 s on 2 idle cores)."""
+    out, env = folders
+    program = (str(vllm_python), *OUR_LM_EVAL[1:])  # `-m conceptcomb...`, in vLLM's env
+    command = lm_eval_engine_command(
+        smollm2_folder, TASKS, LIMIT, out / "lm_eval", program=program,
+        gen_kwargs=f"max_gen_toks={MAX_TOKENS}",
+    )  # fmt: skip
+    running = Background(command, env, out / "lm_eval.log").start()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope="module")
+def server(vllm_python: Path, smollm2_folder: Path, engine_run: Background) -> Iterator[VllmServer]:
+    """The module's one ``vllm serve``: Inspect's runs and the judge tests ask it. It
+    starts while lm-eval's engine run (`engine_run`, started first) goes on. Its first user
+    pays its start (and any wait for `vllm_turn`): it answered 133 s after its start, beside
+    the lm-eval run's, on 2 cores at load 10-13 (2026-12-06)."""
     engine = SERVE_EXTRA  # as ENGINE: float32, MODEL_LEN tokens, no torch.compile
     with VllmServer(vllm_python, smollm2_folder, max_model_len=MODEL_LEN, extra=engine) as running:
         yield running
@@ -153,33 +218,28 @@ def server(vllm_python: Path, smollm2_folder: Path, vllm_turn: None) -> Iterator
 
 @pytest.fixture(scope="module")
 def runs(
-    vllm_python: Path, smollm2_folder: Path, server: VllmServer, tmp_path_factory
-) -> dict[str, Path]:
-    """The lm-eval run's output folder (its own engine) and the Inspect run's log folder
-    (Inspect's vllm provider on the module's server). Its first user pays it: the lm_eval
-    process starts a vLLM engine of its own (the module's second start) and runs the four
-    tasks, 4 items each; then inspect eval runs them on the server. With `sent`, 305 s of
-    setup in test_both_run_the_same_items, the server already up (on 2 cores at load 4-7,
-    2026-12-06)."""
-    out = tmp_path_factory.mktemp("vllm-runs")
-    # Judge off for CCPT by the variable both frameworks read (Inspect refuses a -T option
-    # that a task lacks, and only CCPT's tasks have `judge`).
-    env = {**vllm_env(vllm_python), "CONCEPTCOMB_JUDGE": "off",
-           "CONCEPTCOMB_DATA_DIR": str(data_root(out / "data"))}  # fmt: skip
-    bin_dir = vllm_python.parent
-    lm_eval_out, inspect_out = out / "lm_eval", out / "inspect"
-    lm_eval = lm_eval_engine_command(
-        smollm2_folder, TASKS, LIMIT, lm_eval_out, program=bin_dir / "lm_eval",
-        include_path=include_path(vllm_python, env), gen_kwargs=f"max_gen_toks={MAX_TOKENS}",
-    )  # fmt: skip
-    run_ok(lm_eval, env, out / "lm_eval.log")
+    vllm_python: Path,
+    engine_run: Background,
+    server: VllmServer,
+    folders: tuple[Path, dict[str, str]],
+) -> Iterator[dict[str, Path]]:
+    """The lm-eval run's output folder (its own engine, `engine_run`) and the Inspect run's
+    log folder (Inspect's vllm provider on the module's server, the four tasks, LIMIT items
+    each, started as soon as the server answers, beside what is left of the lm-eval run).
+    Its first user waits for the end of both."""
+    out, env = folders
     inspect = inspect_eval_command(
         [f"conceptcomb/{task}" for task in TASKS], model=f"vllm/{SERVED_NAME}",
-        model_base_url=server.base_url, limit=LIMIT, program=bin_dir / "inspect",
-        temperature=0, max_tokens=MAX_TOKENS, log_dir=inspect_out, display="none",
+        model_base_url=server.base_url, limit=LIMIT, program=vllm_python.parent / "inspect",
+        temperature=0, max_tokens=MAX_TOKENS, log_dir=out / "inspect", display="none",
     )  # fmt: skip
-    run_ok(inspect, env, out / "inspect.log")
-    return {"lm_eval": lm_eval_out, "inspect": inspect_out}
+    running = Background(inspect, env, out / "inspect.log").start()
+    try:
+        engine_run.wait_ok()
+        running.wait_ok()
+        yield {"lm_eval": out / "lm_eval", "inspect": out / "inspect"}
+    finally:
+        running.stop()
 
 
 @pytest.fixture(scope="module")
@@ -194,8 +254,10 @@ def sent(runs: dict[str, Path], smollm2_folder: Path) -> dict[str, dict]:
 @pytest.mark.shared_data
 def test_both_run_the_same_items(sent: dict[str, dict]) -> None:
     """Both frameworks ran the same items of each task. The first test of the module to ask
-    for `sent` pays `runs` (lm-eval's own vLLM engine started, then Inspect on the server):
-    305 s of setup (on 2 cores at load 4-7, 2026-12-06)."""
+    for `sent` pays `runs` (lm-eval's own vLLM engine run and the server's start side by
+    side, then Inspect on the server beside the end of the lm-eval run): 326 s of setup
+    alone with `-p no:randomly` on 2 cores at load 10-13, 2026-12-06 (718 s at the same
+    load before the runs overlapped and were cut from 4 items to 2)."""
     for framework, tasks in sent.items():
         assert set(tasks) == set(TASKS), framework
         assert all(len(items) == LIMIT for items in tasks.values()), framework
@@ -306,11 +368,12 @@ def test_a_judged_task_runs_with_its_judge_on_the_server(
     server: VllmServer, tmp_path: Path
 ) -> None:
     """ccpt_pi_emergent in lm-eval, model and judge both served by vLLM (structured).
-    117 s on 2 cores at load 4-7 (2026-12-06): 71 s of setup, the start of the module's
-    `vllm serve` (its first user pays it), and 46 s for the lm_eval process, 3 items
-    generated and their judge questions answered by the server."""
+    28 s for the lm_eval process (lm-eval's parser and runner indexing our tasks only,
+    `OUR_LM_EVAL`), 3 items generated and their judge questions answered by the server, on
+    2 cores at load 10-13 (2026-12-06); as the module's first test to ask for the server
+    (any order but the file's) it also pays that start, ~130 s at that load (`server`)."""
     command = judged_task_command(
-        server.base_url, program=Path(sys.executable).parent / "lm_eval",
+        server.base_url, program=OUR_LM_EVAL,
         model_more=",max_retries=1", judge_more={"judge_concurrency": 4},
         gen_kwargs="max_gen_toks=48", output_path=tmp_path,
     )  # fmt: skip
