@@ -16,7 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NoReturn
 
@@ -185,13 +185,38 @@ def smollm2_gguf() -> Path:
     return path
 
 
+def made_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], object]
+) -> Path:
+    """A folder that ``make(folder)`` fills once per session, also under pytest-xdist: the
+    first worker to ask makes it in the session's shared temporary root (the parent of the
+    workers' own), holding a lock there; another worker asking meanwhile waits for it, and
+    every later one reads the finished folder. Without xdist, a folder of this process.
+    For runs whose results the tests only read (a model run, a converted model)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        folder = tmp_path_factory.mktemp(name)
+        make(folder)
+        return folder
+    root = tmp_path_factory.getbasetemp().parent
+    folder, done = root / name, root / f"{name}.made"
+    with open(root / f"{name}.lock", "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.is_file():  # none made yet, or a worker's attempt failed
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def smollm2_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The packaged SmolLM2 converted once per session into a transformers folder
-    (`conceptcomb.smollm2.hf_folder`): each run loads it in a second or two, not ~20 s."""
+    """The packaged SmolLM2 converted once per session (`made_once`: under xdist, by one
+    worker for all) into a transformers folder (`conceptcomb.smollm2.hf_folder`): each run
+    loads it in a second or two, not ~20 s."""
     from conceptcomb.smollm2 import hf_folder
 
-    return hf_folder(tmp_path_factory.mktemp("smollm2") / "hf")
+    return made_once(tmp_path_factory, "smollm2", lambda folder: hf_folder(folder / "hf")) / "hf"
 
 
 @pytest.fixture(scope="session")
