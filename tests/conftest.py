@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
@@ -229,6 +230,117 @@ def smollm2_inspect_model(smollm2_folder: Path) -> list[str]:
 
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+# --- AbsPyramid: the test data folder, one real lm-eval run and one Inspect run, shared ------
+@pytest.fixture(scope="session")
+def abspyramid_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data folder in the hub layout: detection test = 10 real + 10 hand-made per relation
+    (`tests.abspyramid.conftest.data_folder`)."""
+    from tests.abspyramid.conftest import data_folder
+
+    require_shared_data()
+    return data_folder(tmp_path_factory.mktemp("abspyramid-data") / "abspyramid")
+
+
+# The tasks of the one AbsPyramid lm-eval run: tests/abspyramid's tests read the first, the
+# in-context and the generation task; the evidence tests (tests/leaderboard/checks/
+# test_abspyramid_evidence.py) bundle all four.
+ABSPYRAMID_LM_EVAL_TASKS = (
+    "abspyramid_det_noun", "abspyramid_det_noun_icl", "abspyramid_det_noun_zs",
+    "abspyramid_gen_noun",
+)  # fmt: skip
+ABSPYRAMID_LM_EVAL_LIMIT = 3
+
+
+@dataclass
+class AbspyramidLmEvalRun:
+    out: Path  # lm-eval's --output_path
+    table: str  # what lm-eval printed
+
+
+@pytest.fixture(scope="session")
+def abspyramid_lm_eval(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AbspyramidLmEvalRun:
+    """One real lm-eval run of SmolLM2 on `ABSPYRAMID_LM_EVAL_TASKS`, 3 items each, on the
+    test data folder, made once per session (`made_once`: under xdist by the first worker
+    asking, for all), shared by tests/abspyramid's lm-eval and Inspect tests and the
+    AbsPyramid evidence tests. One lm_eval process (lm-eval's command line indexing our
+    tasks only, its threads waiting passively) loading SmolLM2 (hf runner, one item at a
+    time): log-likelihood, in-context and zero-shot generated detection, and generation."""
+    from conceptcomb.testing.commands import model_run_env
+    from tests.abspyramid.conftest import lm_eval_command
+
+    require_shared_data()
+
+    def make(folder: Path) -> None:
+        # Asked for here, not as arguments: a worker that finds the run made needs neither.
+        model = request.getfixturevalue("smollm2_folder")
+        data = request.getfixturevalue("abspyramid_dir")
+        command = lm_eval_command(
+            model, ",".join(ABSPYRAMID_LM_EVAL_TASKS), ABSPYRAMID_LM_EVAL_LIMIT, data,
+            folder / "out",
+        )  # fmt: skip
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=1500, env=model_run_env()
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        (folder / "table.txt").write_text(done.stdout, encoding="utf-8")
+
+    folder = made_once(tmp_path_factory, "abspyramid-lm-eval", make)
+    return AbspyramidLmEvalRun(
+        out=folder / "out", table=(folder / "table.txt").read_text(encoding="utf-8")
+    )
+
+
+# The tasks of the one AbsPyramid Inspect run: the evidence tests bundle them all,
+# tests/abspyramid/test_inspect.py reads the event detection task's logprobs.
+ABSPYRAMID_INSPECT_TASKS = (
+    "abspyramid_det_noun", "abspyramid_det_noun_zs", "abspyramid_gen_noun",
+    "abspyramid_det_event",
+)  # fmt: skip
+
+
+@dataclass
+class AbspyramidInspectRun:
+    logs: Path  # Inspect's --log-dir: one log per task
+    printed: str  # what inspect eval printed
+
+
+@pytest.fixture(scope="session")
+def abspyramid_inspect(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AbspyramidInspectRun:
+    """One real Inspect run of SmolLM2 (hf provider) on `ABSPYRAMID_INSPECT_TASKS`, 3 items
+    each, on the test data folder, made once per session (`made_once`: under xdist by the
+    first worker asking, for all), shared by the AbsPyramid evidence tests and
+    tests/abspyramid/test_inspect.py. One inspect eval process (its threads waiting
+    passively) loading SmolLM2: first-token logprobs for noun and event detection, generated
+    labels, generated concepts."""
+    from conceptcomb.testing.commands import inspect_eval_command, model_run_env
+
+    require_shared_data()
+
+    def make(folder: Path) -> None:
+        # Asked for here, not as arguments: a worker that finds the run made needs neither.
+        model = request.getfixturevalue("smollm2_inspect_model")
+        data = request.getfixturevalue("abspyramid_dir")
+        command = inspect_eval_command(
+            [f"conceptcomb/{task}" for task in ABSPYRAMID_INSPECT_TASKS], model=model,
+            task_args={"data_dir": data}, limit=ABSPYRAMID_LM_EVAL_LIMIT,
+            log_dir=folder / "logs", display="plain",
+        )  # fmt: skip
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=1500, env=model_run_env()
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        (folder / "printed.txt").write_text(done.stdout, encoding="utf-8")
+
+    folder = made_once(tmp_path_factory, "abspyramid-inspect", make)
+    return AbspyramidInspectRun(
+        folder / "logs", (folder / "printed.txt").read_text(encoding="utf-8")
+    )
 
 
 # --- Every Eval Ever's validator, in a Python 3.12 environment of its own ----------------------

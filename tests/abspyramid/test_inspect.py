@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from inspect_ai import eval as inspect_eval
-from inspect_ai.log import EvalLog
+from inspect_ai.log import EvalLog, list_eval_logs, read_eval_log
 from inspect_ai.model import (
     ChatMessageAssistant,
     ChatMessageSystem,
@@ -26,6 +26,7 @@ from conceptcomb.abspyramid.inspect_tasks import TASKS
 from conceptcomb.abspyramid.tasks import spec_by_name
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.testing.commands import inspect_eval_command
+from tests.conftest import AbspyramidInspectRun
 
 pytestmark = pytest.mark.shared_data
 
@@ -222,18 +223,19 @@ def test_same_outputs_same_numbers_in_both_frameworks(
 
 @pytest.mark.slow
 def test_inspect_hf_model_gives_p_yes_from_logprobs(
-    smollm2_inspect_model: list[str], abspyramid_dir: Path, tmp_path: Path
+    abspyramid_inspect: AbspyramidInspectRun,
 ) -> None:
-    command = inspect_eval_command(
-        "conceptcomb/abspyramid_det_event", model=smollm2_inspect_model,
-        task_args={"data_dir": abspyramid_dir}, limit=3, log_dir=tmp_path / "logs",
-        display="plain", log_format="json",
-    )  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    log = json.loads(next((tmp_path / "logs").glob("*.json")).read_text())
-    assert log["status"] == "success"
-    scores = [sample["scores"]["abspyramid"]["value"] for sample in log["samples"]]
+    """SmolLM2 through Inspect's hf provider on 3 items of event detection: the session's
+    Inspect run (`abspyramid_inspect`, tests/conftest.py, whose logs the evidence tests
+    bundle)."""
+    (log,) = [
+        log
+        for log in map(read_eval_log, list_eval_logs(str(abspyramid_inspect.logs)))
+        if log.eval.task.endswith("abspyramid_det_event")
+    ]
+    assert log.status == "success"
+    scores = [sample.scores["abspyramid"].value for sample in log.samples or []]
     assert len(scores) == 3
     assert all(0.0 <= score["p_yes"] <= 1.0 for score in scores)  # Yes/No among the top 20
-    assert "auc" in done.stdout
+    assert "auc" in {name for score in log.results.scores for name in score.metrics}
+    assert "auc" in abspyramid_inspect.printed
