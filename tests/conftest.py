@@ -343,6 +343,49 @@ def abspyramid_inspect(
     )
 
 
+# --- McRae: one real lm-eval run, for tests/mcrae and the McRae evidence tests ----------------
+MCRAE_LM_EVAL_TASK = "mcrae_esslli44"
+MCRAE_LM_EVAL_LIMIT = 2
+
+
+@dataclass
+class McraeLmEvalRun:
+    out: Path  # lm-eval's --output_path
+    table: str  # what lm-eval printed
+
+
+@pytest.fixture(scope="session")
+def mcrae_lm_eval(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> McraeLmEvalRun:
+    """One real lm-eval run of SmolLM2 on 2 concepts of mcrae_esslli44 (chat template, up to
+    80 tokens each), made once per session (`made_once`: under xdist by the first worker
+    asking, for all), shared by tests/mcrae/test_frameworks.py's rescoring test and the McRae
+    evidence tests (tests/leaderboard/checks/test_mcrae_evidence.py). One lm_eval process
+    (lm-eval's command line indexing our tasks only, its threads waiting passively) loading
+    SmolLM2 (hf runner)."""
+    from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command, model_run_env
+
+    require_shared_data()
+
+    def make(folder: Path) -> None:
+        # Asked for here, not as an argument: a worker that finds the run made needs none.
+        model = request.getfixturevalue("smollm2_folder")
+        command = lm_eval_command(
+            MCRAE_LM_EVAL_TASK, model="hf", model_args=f"pretrained={model}",
+            limit=MCRAE_LM_EVAL_LIMIT, apply_chat_template=True, gen_kwargs="max_gen_toks=80",
+            log_samples=True, output_path=folder / "out", program=OUR_LM_EVAL,
+        )  # fmt: skip
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=900, env=model_run_env()
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        (folder / "table.txt").write_text(done.stdout, encoding="utf-8")
+
+    folder = made_once(tmp_path_factory, "mcrae-lm-eval", make)
+    return McraeLmEvalRun(folder / "out", (folder / "table.txt").read_text(encoding="utf-8"))
+
+
 # --- Every Eval Ever's validator, in a Python 3.12 environment of its own ----------------------
 EEE_VERSION = "0.3.0"
 EEE_PYTHON_ENV = "CONCEPTCOMB_EEE_PYTHON"
