@@ -343,6 +343,18 @@ def abspyramid_inspect(
     )
 
 
+# --- CCPT: one real lm-eval run, for tests/ccpt and the re-scoring tests of bundles ----------
+@pytest.fixture(scope="session")
+def pi_emergent_run(smollm2_folder: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """SmolLM2 on ccpt_pi_emergent and ccpt_npc_emergent, judged by a loopback server that
+    stays up for the session (`tests.ccpt.conftest.pi_emergent_run_made`): made once per
+    worker, by its first user."""
+    from tests.ccpt.conftest import pi_emergent_run_made
+
+    with pi_emergent_run_made(smollm2_folder, tmp_path_factory.mktemp("lm-eval-run")) as run:
+        yield run
+
+
 # --- McRae: one real lm-eval run, for tests/mcrae and the McRae evidence tests ----------------
 MCRAE_LM_EVAL_TASK = "mcrae_esslli44"
 MCRAE_LM_EVAL_LIMIT = 2
