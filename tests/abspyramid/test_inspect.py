@@ -205,8 +205,11 @@ def test_same_outputs_same_numbers_in_both_frameworks(
     lm_eval_run: dict, abspyramid_dir: Path, tmp_path: Path
 ) -> None:
     """SmolLM2's outputs from the real lm-eval run, rescored in Inspect: identical metrics.
-    The first user in a worker of the session's `lm_eval_run` (tests/abspyramid/conftest.py)
-    pays that run: 202 s here, 201 s of it setup (on 2 cores at load 4-7, 2026-12-06)."""
+    The first user in the session of its lm-eval run (`lm_eval_run`, tests/abspyramid/
+    conftest.py: `abspyramid_lm_eval`, made once per session, shared with the evidence tests)
+    pays that run, the SmolLM2 folder's conversion included where no test has asked for it:
+    110 s of setup here for the run of four tasks (on 2 cores at load 9-10.5; 197 s for a
+    run of three tasks of this module's own at load 5-10; 2026-12-06)."""
     for task in ("abspyramid_det_noun_icl", "abspyramid_gen_noun", "abspyramid_det_noun"):
         samples = lm_eval_run["samples"][task]
         if task == "abspyramid_det_noun":  # the two log-likelihoods, as first-token logprobs
@@ -227,7 +230,9 @@ def test_inspect_hf_model_gives_p_yes_from_logprobs(
 ) -> None:
     """SmolLM2 through Inspect's hf provider on 3 items of event detection: the session's
     Inspect run (`abspyramid_inspect`, tests/conftest.py, whose logs the evidence tests
-    bundle)."""
+    bundle). Its first user pays that run (one inspect eval process loading SmolLM2, 3 items
+    of each of 4 tasks): 62 s of setup here (on 2 cores at load 9-10.5; 96 s for a run of
+    this test's own of event detection alone at load 5-10; 2026-12-06)."""
     (log,) = [
         log
         for log in map(read_eval_log, list_eval_logs(str(abspyramid_inspect.logs)))

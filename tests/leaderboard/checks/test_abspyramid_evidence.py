@@ -54,8 +54,9 @@ def bundles(
     and `abspyramid_inspect`, tests/conftest.py, shared with tests/abspyramid: the three
     tasks and, in lm-eval, the in-context one, in Inspect event detection). Its first user
     pays it: `submit-bundle` checking both bundles, and the runs where no test of the
-    session has made them yet: 179 s of setup when this module made runs of its own (on 2
-    cores at load 4-6, 2026-12-06)."""
+    session has made them yet: with this module alone, 380 s of setup at load 9-11 (the
+    module 102 s of CPU); 179 s at load 4-6 when it made runs of its own of three tasks (on
+    2 cores, 2026-12-06)."""
     root = tmp_path_factory.mktemp("abspyramid-evidence")
     return bundles_of([abspyramid_lm_eval.out, abspyramid_inspect.logs], root / "b")
 
@@ -76,7 +77,9 @@ def resealed(bundle: dict, task: str, items: list[dict]) -> dict:
 
 
 def test_without_the_test_files_the_tasks_are_unverified(bundles: dict[str, Path]) -> None:
-    """The hub files are not in CONCEPTCOMB_DATA_DIR (../shared/data holds a sample only)."""
+    """The hub files are not in CONCEPTCOMB_DATA_DIR (../shared/data holds a sample only).
+    Where it runs first in the module it pays `bundles` (see there: 380 s of setup at load
+    9-11 with this module alone, 2026-12-06)."""
     check = check_bundle(load(bundles["lm-eval"]))
     assert check.problems == []
     for task in check.tasks:
@@ -186,9 +189,8 @@ def test_an_edited_item_is_caught_naming_it(
     edit: Callable[[list[dict]], str],
 ) -> None:
     """An edit of one item, resealed, is caught and names that item. The first test of the
-    module pays `bundles` (the real runs): 377 s for
-    [abspyramid_det_noun_zs-_change_reply-inspect], 360 s of it setup (on 2 cores at load
-    4-7, 2026-12-06)."""
+    module pays `bundles` (and the session's AbsPyramid runs where no test has made them
+    yet: see `bundles`)."""
     bundle = load(bundles[framework])
     items = items_of(bundle, task)
     expected = edit(items)
