@@ -45,7 +45,9 @@ def bundles(
     threads waiting passively, `model_run_env`), and their bundles. Its first user pays it:
     the Inspect process loading SmolLM2 and generating up to 64 tokens per concept, the
     lm-eval run where no test of the session has made it yet, then `submit-bundle` checking
-    both bundles."""
+    both bundles: 117 s of setup in test_bundles_are_partial_with_the_matches_of_every_property
+    with this module alone, both runs and the SmolLM2 folder's conversion included (on 2
+    cores at load 9-10, 2026-12-06)."""
     root = tmp_path_factory.mktemp("mcrae-evidence")
     run_ok(inspect_eval_command(
         f"conceptcomb/{TASK}", model=smollm2_inspect_model, limit=LIMIT, max_tokens=64,
@@ -71,6 +73,9 @@ def gold_features(concept: str) -> tuple[str, ...]:
 
 
 def test_bundles_are_partial_with_the_matches_of_every_property(bundles: dict[str, Path]) -> None:
+    """Both bundles valid and partial, each property's matches against the gold features.
+    Where it runs first in the module it pays `bundles` (see there: 117 s of setup at load
+    9-10, 2026-12-06)."""
     assert set(bundles) == {"lm-eval", "inspect"}
     code, printed = run_cli("validate-bundle", *map(str, bundles.values()))
     assert code == 0, printed
