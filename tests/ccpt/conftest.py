@@ -66,10 +66,10 @@ def pi_emergent_run_made(smollm2_folder: Path, root: Path) -> Iterator[LmEvalRun
     test_lm_eval_cli_run_records_the_rule reads them: every CCPT task takes the option, only
     noun phrase completion uses it). Made once per worker, by its first user: one lm_eval
     process (`run_lm_eval`: indexing our tasks only, its threads waiting passively) loading
-    SmolLM2 and generating up to 48 tokens per item. 20 s of setup in test_rescore.py's
-    test_lm_eval_samples_rescore_to_lm_evals_numbers for ccpt_pi_emergent alone, the SmolLM2
-    folder's conversion included (113 s before those two changes; both on 2 cores at load 5-7,
-    2026-12-06)."""
+    SmolLM2 and generating up to 48 tokens per item. 127 s of setup in test_npc_modifier.py's
+    test_lm_eval_cli_run_records_the_rule, the SmolLM2 folder's conversion included (on 2
+    cores at load 9-10; 20 s for ccpt_pi_emergent alone at load 5-7, 113 s before the run
+    indexed our tasks only and waited passively; 2026-12-06)."""
     with LoopbackServer() as server:
         metadata = {
             "judge_base_url": server.base_url,

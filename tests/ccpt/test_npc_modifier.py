@@ -318,9 +318,9 @@ def test_lm_eval_cli_run_records_the_rule(
     samples with the same rule gives lm-eval's numbers. The run is the session's
     `pi_emergent_run` (tests/ccpt/conftest.py), which does 4 items of ccpt_npc_emergent with
     that rule beside ccpt_pi_emergent, generated (up to 48 tokens) and judged by the loopback
-    server; then `conceptcomb score` in this process. With a run of its own: 22 s (210 s
-    before that run indexed our tasks only and waited passively; both on 2 cores at load
-    5-6, 2026-12-06)."""
+    server; then `conceptcomb score` in this process. Where it is the session's first user
+    of that run it pays it: 127 s of setup, the SmolLM2 folder's conversion included (on 2
+    cores at load 9-10; with a run of its own, 22 s at load 5-6; 2026-12-06)."""
     run = pi_emergent_run
     assert SPEC.name == NPC_TASK and run.metadata["npc_modifier"] == "surface"
     metrics = json.loads(next(run.out.rglob("results_*.json")).read_text())["results"][NPC_TASK]

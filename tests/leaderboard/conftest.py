@@ -68,7 +68,8 @@ def real_runs(
     de-quantizes it, ~20 s of CPU), 3 items per task, replies up to 48 tokens, the judge questions
     answered by the loopback server. With test_bundle.py's `calibration` and `bundles`: 110 s of
     setup in test_schema_problems_name_the_field (376 s before those two changes; both on 2
-    cores at load 4-5.5, 2026-12-06)."""
+    cores at load 4-5.5, 2026-12-06); 450 s in test_bundle.py alone at load 9-10, the
+    SmolLM2 folder's conversion included."""
     # While working on the report, CONCEPTCOMB_TEST_REPORT_RUNS=DIR keeps the runs in DIR and
     # reuses them (the model runs take minutes); by default they are made afresh.
     kept = os.environ.get("CONCEPTCOMB_TEST_REPORT_RUNS")
