@@ -16,7 +16,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
@@ -185,13 +186,38 @@ def smollm2_gguf() -> Path:
     return path
 
 
+def made_once(
+    tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], object]
+) -> Path:
+    """A folder that ``make(folder)`` fills once per session, also under pytest-xdist: the
+    first worker to ask makes it in the session's shared temporary root (the parent of the
+    workers' own), holding a lock there; another worker asking meanwhile waits for it, and
+    every later one reads the finished folder. Without xdist, a folder of this process.
+    For runs whose results the tests only read (a model run, a converted model)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        folder = tmp_path_factory.mktemp(name)
+        make(folder)
+        return folder
+    root = tmp_path_factory.getbasetemp().parent
+    folder, done = root / name, root / f"{name}.made"
+    with open(root / f"{name}.lock", "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.is_file():  # none made yet, or a worker's attempt failed
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            make(folder)
+            done.touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def smollm2_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The packaged SmolLM2 converted once per session into a transformers folder
-    (`conceptcomb.smollm2.hf_folder`): each run loads it in a second or two, not ~20 s."""
+    """The packaged SmolLM2 converted once per session (`made_once`: under xdist, by one
+    worker for all) into a transformers folder (`conceptcomb.smollm2.hf_folder`): each run
+    loads it in a second or two, not ~20 s."""
     from conceptcomb.smollm2 import hf_folder
 
-    return hf_folder(tmp_path_factory.mktemp("smollm2") / "hf")
+    return made_once(tmp_path_factory, "smollm2", lambda folder: hf_folder(folder / "hf")) / "hf"
 
 
 @pytest.fixture(scope="session")
@@ -204,6 +230,172 @@ def smollm2_inspect_model(smollm2_folder: Path) -> list[str]:
 
 def read_jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+# --- AbsPyramid: the test data folder, one real lm-eval run and one Inspect run, shared ------
+@pytest.fixture(scope="session")
+def abspyramid_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data folder in the hub layout: detection test = 10 real + 10 hand-made per relation
+    (`tests.abspyramid.conftest.data_folder`)."""
+    from tests.abspyramid.conftest import data_folder
+
+    require_shared_data()
+    return data_folder(tmp_path_factory.mktemp("abspyramid-data") / "abspyramid")
+
+
+# The tasks of the one AbsPyramid lm-eval run: tests/abspyramid's tests read the first, the
+# in-context and the generation task; the evidence tests (tests/leaderboard/checks/
+# test_abspyramid_evidence.py) bundle all four.
+ABSPYRAMID_LM_EVAL_TASKS = (
+    "abspyramid_det_noun", "abspyramid_det_noun_icl", "abspyramid_det_noun_zs",
+    "abspyramid_gen_noun",
+)  # fmt: skip
+ABSPYRAMID_LM_EVAL_LIMIT = 3
+
+
+@dataclass
+class AbspyramidLmEvalRun:
+    out: Path  # lm-eval's --output_path
+    table: str  # what lm-eval printed
+
+
+@pytest.fixture(scope="session")
+def abspyramid_lm_eval(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AbspyramidLmEvalRun:
+    """One real lm-eval run of SmolLM2 on `ABSPYRAMID_LM_EVAL_TASKS`, 3 items each, on the
+    test data folder, made once per session (`made_once`: under xdist by the first worker
+    asking, for all), shared by tests/abspyramid's lm-eval and Inspect tests and the
+    AbsPyramid evidence tests. One lm_eval process (lm-eval's command line indexing our
+    tasks only, its threads waiting passively) loading SmolLM2 (hf runner, one item at a
+    time): log-likelihood, in-context and zero-shot generated detection, and generation."""
+    from conceptcomb.testing.commands import model_run_env
+    from tests.abspyramid.conftest import lm_eval_command
+
+    require_shared_data()
+
+    def make(folder: Path) -> None:
+        # Asked for here, not as arguments: a worker that finds the run made needs neither.
+        model = request.getfixturevalue("smollm2_folder")
+        data = request.getfixturevalue("abspyramid_dir")
+        command = lm_eval_command(
+            model, ",".join(ABSPYRAMID_LM_EVAL_TASKS), ABSPYRAMID_LM_EVAL_LIMIT, data,
+            folder / "out",
+        )  # fmt: skip
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=1500, env=model_run_env()
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        (folder / "table.txt").write_text(done.stdout, encoding="utf-8")
+
+    folder = made_once(tmp_path_factory, "abspyramid-lm-eval", make)
+    return AbspyramidLmEvalRun(
+        out=folder / "out", table=(folder / "table.txt").read_text(encoding="utf-8")
+    )
+
+
+# The tasks of the one AbsPyramid Inspect run: the evidence tests bundle them all,
+# tests/abspyramid/test_inspect.py reads the event detection task's logprobs.
+ABSPYRAMID_INSPECT_TASKS = (
+    "abspyramid_det_noun", "abspyramid_det_noun_zs", "abspyramid_gen_noun",
+    "abspyramid_det_event",
+)  # fmt: skip
+
+
+@dataclass
+class AbspyramidInspectRun:
+    logs: Path  # Inspect's --log-dir: one log per task
+    printed: str  # what inspect eval printed
+
+
+@pytest.fixture(scope="session")
+def abspyramid_inspect(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AbspyramidInspectRun:
+    """One real Inspect run of SmolLM2 (hf provider) on `ABSPYRAMID_INSPECT_TASKS`, 3 items
+    each, on the test data folder, made once per session (`made_once`: under xdist by the
+    first worker asking, for all), shared by the AbsPyramid evidence tests and
+    tests/abspyramid/test_inspect.py. One inspect eval process (its threads waiting
+    passively) loading SmolLM2: first-token logprobs for noun and event detection, generated
+    labels, generated concepts."""
+    from conceptcomb.testing.commands import inspect_eval_command, model_run_env
+
+    require_shared_data()
+
+    def make(folder: Path) -> None:
+        # Asked for here, not as arguments: a worker that finds the run made needs neither.
+        model = request.getfixturevalue("smollm2_inspect_model")
+        data = request.getfixturevalue("abspyramid_dir")
+        command = inspect_eval_command(
+            [f"conceptcomb/{task}" for task in ABSPYRAMID_INSPECT_TASKS], model=model,
+            task_args={"data_dir": data}, limit=ABSPYRAMID_LM_EVAL_LIMIT,
+            log_dir=folder / "logs", display="plain",
+        )  # fmt: skip
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=1500, env=model_run_env()
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        (folder / "printed.txt").write_text(done.stdout, encoding="utf-8")
+
+    folder = made_once(tmp_path_factory, "abspyramid-inspect", make)
+    return AbspyramidInspectRun(
+        folder / "logs", (folder / "printed.txt").read_text(encoding="utf-8")
+    )
+
+
+# --- CCPT: one real lm-eval run, for tests/ccpt and the re-scoring tests of bundles ----------
+@pytest.fixture(scope="session")
+def pi_emergent_run(smollm2_folder: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    """SmolLM2 on ccpt_pi_emergent and ccpt_npc_emergent, judged by a loopback server that
+    stays up for the session (`tests.ccpt.conftest.pi_emergent_run_made`): made once per
+    worker, by its first user."""
+    from tests.ccpt.conftest import pi_emergent_run_made
+
+    with pi_emergent_run_made(smollm2_folder, tmp_path_factory.mktemp("lm-eval-run")) as run:
+        yield run
+
+
+# --- McRae: one real lm-eval run, for tests/mcrae and the McRae evidence tests ----------------
+MCRAE_LM_EVAL_TASK = "mcrae_esslli44"
+MCRAE_LM_EVAL_LIMIT = 2
+
+
+@dataclass
+class McraeLmEvalRun:
+    out: Path  # lm-eval's --output_path
+    table: str  # what lm-eval printed
+
+
+@pytest.fixture(scope="session")
+def mcrae_lm_eval(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> McraeLmEvalRun:
+    """One real lm-eval run of SmolLM2 on 2 concepts of mcrae_esslli44 (chat template, up to
+    80 tokens each), made once per session (`made_once`: under xdist by the first worker
+    asking, for all), shared by tests/mcrae/test_frameworks.py's rescoring test and the McRae
+    evidence tests (tests/leaderboard/checks/test_mcrae_evidence.py). One lm_eval process
+    (lm-eval's command line indexing our tasks only, its threads waiting passively) loading
+    SmolLM2 (hf runner)."""
+    from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command, model_run_env
+
+    require_shared_data()
+
+    def make(folder: Path) -> None:
+        # Asked for here, not as an argument: a worker that finds the run made needs none.
+        model = request.getfixturevalue("smollm2_folder")
+        command = lm_eval_command(
+            MCRAE_LM_EVAL_TASK, model="hf", model_args=f"pretrained={model}",
+            limit=MCRAE_LM_EVAL_LIMIT, apply_chat_template=True, gen_kwargs="max_gen_toks=80",
+            log_samples=True, output_path=folder / "out", program=OUR_LM_EVAL,
+        )  # fmt: skip
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=900, env=model_run_env()
+        )
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        (folder / "table.txt").write_text(done.stdout, encoding="utf-8")
+
+    folder = made_once(tmp_path_factory, "mcrae-lm-eval", make)
+    return McraeLmEvalRun(folder / "out", (folder / "table.txt").read_text(encoding="utf-8"))
 
 
 # --- Every Eval Ever's validator, in a Python 3.12 environment of its own ----------------------

@@ -128,8 +128,11 @@ def test_offline_without_a_folder_fails_when_the_dataset_is_built(monkeypatch, f
 @pytest.mark.slow
 def test_smollm2_run_prints_the_papers_metrics(lm_eval_run: dict) -> None:
     """The real run prints the paper's metrics and logs what they are computed from. The
-    first user in a worker of the session's `lm_eval_run` (tests/abspyramid/conftest.py)
-    pays that run: 81 s of setup here (on 2 cores at load 4-7, 2026-12-06)."""
+    first user in the session of its lm-eval run (`lm_eval_run`, tests/abspyramid/
+    conftest.py: `abspyramid_lm_eval`, made once per session, shared with the evidence tests)
+    pays that run: 110 s of setup in test_inspect.py's
+    test_same_outputs_same_numbers_in_both_frameworks (on 2 cores at load 9-10.5,
+    2026-12-06)."""
     table = lm_eval_run["table"].replace(" ", "")
     for name in (m.ACCURACY, m.MACRO_F1, m.AUC, m.BLEU1, m.BLEU2, m.ROUGE2, m.ROUGE_L, m.METEOR):
         assert f"|{name}|" in table

@@ -33,7 +33,7 @@ from conceptcomb.common.errors import ConfigError
 from conceptcomb.scorers.judge_settings import JudgeSettings
 from conceptcomb.testing.judge_server import LoopbackServer
 from conceptcomb.testing.recorded import recorded_replies, replay_table
-from tests.ccpt.conftest import run_lm_eval
+from tests.ccpt.conftest import NPC_TASK, LmEvalRun
 from tests.ccpt.test_inspect import means, run_task
 from tests.ccpt.test_lm_eval import task_manager
 from tests.conftest import SHARED_DATA, read_jsonl
@@ -312,16 +312,20 @@ def test_missing_spacy_model_is_one_clear_error(monkeypatch, tmp_path: Path, cap
 
 @pytest.mark.slow
 def test_lm_eval_cli_run_records_the_rule(
-    smollm2_folder: Path, judge_server, tmp_path: Path, fresh_cache: Path
+    pi_emergent_run: LmEvalRun, tmp_path: Path, fresh_cache: Path
 ) -> None:
     """SmolLM2 through the lm_eval CLI with --metadata npc_modifier=surface; rescoring its
-    samples with the same rule gives lm-eval's numbers. One lm_eval process (`run_lm_eval`:
-    lm-eval's command line indexing our tasks only, its threads waiting passively) loading
-    SmolLM2, 3 items of ccpt_npc_emergent generated (up to 48 tokens) and judged by the
-    loopback server, then `conceptcomb score` in this process: 22 s (210 s before those two
-    changes; both on 2 cores at load 5-6, 2026-12-06)."""
-    metadata = {"judge_base_url": judge_server.base_url, "npc_modifier": "surface"}
-    _, metrics, samples, path = run_lm_eval(smollm2_folder, tmp_path / "out", SPEC.name, metadata)
+    samples with the same rule gives lm-eval's numbers. The run is the session's
+    `pi_emergent_run` (tests/ccpt/conftest.py), which does 4 items of ccpt_npc_emergent with
+    that rule beside ccpt_pi_emergent, generated (up to 48 tokens) and judged by the loopback
+    server; then `conceptcomb score` in this process. Where it is the session's first user
+    of that run it pays it: 127 s of setup, the SmolLM2 folder's conversion included (on 2
+    cores at load 9-10; with a run of its own, 22 s at load 5-6; 2026-12-06)."""
+    run = pi_emergent_run
+    assert SPEC.name == NPC_TASK and run.metadata["npc_modifier"] == "surface"
+    metrics = json.loads(next(run.out.rglob("results_*.json")).read_text())["results"][NPC_TASK]
+    path = next(run.out.rglob(f"samples_{NPC_TASK}_*.jsonl"))
+    samples = read_jsonl(path)
     assert {sample["doc"]["npc_modifier"] for sample in samples} == {"surface"}
     logged = [ast.literal_eval(sample["filtered_resps"][0]) for sample in samples]  # repr
     records = [record for record in logged if record["answer"]]
@@ -330,7 +334,8 @@ def test_lm_eval_cli_run_records_the_rule(
         assert record["modifier"]["rule"] == "surface"
         assert record["judged"]["modifier"]["concept"] == record["modifier"]["judged"]
     results = tmp_path / "rescored.json"
-    judge = ["--judge-base-url", judge_server.base_url, "--npc-modifier", "surface"]
+    judge = ["--judge-base-url", run.server.base_url, "--judge-model",
+             run.metadata["judge_model"], "--npc-modifier", "surface"]  # fmt: skip
     command = ["score", SPEC.name, "--predictions", str(path), *judge, "--output", str(results)]
     assert main(command) == 0
     rescored = json.loads(results.read_text())["results"]

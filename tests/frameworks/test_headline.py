@@ -18,7 +18,6 @@ from inspect_ai.log import EvalLog, headline_metric
 from inspect_ai.model import ModelOutput, get_model
 
 from conceptcomb.benchmarks import benchmarks, get
-from tests.abspyramid.conftest import abspyramid_dir  # noqa: F401  (the fixture)
 from tests.conftest import HAS_SHARED_DATA
 
 

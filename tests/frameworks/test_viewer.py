@@ -16,7 +16,6 @@ from inspect_ai import eval as inspect_eval
 from inspect_ai.viewer import ViewerConfig
 
 from conceptcomb.testing.judge_server import LoopbackServer
-from tests.abspyramid.conftest import abspyramid_dir  # noqa: F401  (the fixture)
 
 BUILTINS = {"sampleStatus", "sampleId", "sampleUuid", "epoch", "input", "target", "answer",
             "tokens", "duration", "retries", "error", "limit"}  # fmt: skip
@@ -54,7 +53,7 @@ def _options(name: str, data: Path, judge: LoopbackServer) -> dict[str, str]:
 )
 def test_the_sample_list_shows_each_tasks_values(
     name: str,
-    abspyramid_dir: Path,  # noqa: F811
+    abspyramid_dir: Path,
     tmp_path: Path,
 ) -> None:
     _, keys, fields = CASES[name]

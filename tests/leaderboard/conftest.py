@@ -13,7 +13,7 @@ import pytest
 
 from conceptcomb.testing import commands
 from conceptcomb.testing.judge_server import LoopbackServer
-from tests.conftest import require_shared_data
+from tests.conftest import made_once, require_shared_data
 from tests.leaderboard.run_support import run_ok
 
 TASKS = ("ccpt_tp", "ccpt_pi_emergent")
@@ -61,23 +61,30 @@ def make_runs(gguf: Path, model: list[str], root: Path, server: LoopbackServer) 
 def real_runs(
     smollm2_gguf: Path, smollm2_folder: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> RealRuns:
-    """The module docstring's runs, made once per worker: its first user pays them. One
-    lm_eval process (lm-eval's command line indexing our tasks only, `OUR_LM_EVAL`) and one
-    inspect eval process, their threads waiting passively (`run_ok`), each loading SmolLM2
-    from the GGUF itself (every load de-quantizes it, ~20 s of CPU), 3 items per task,
-    replies up to 48 tokens, the judge questions answered by the loopback server. With
-    test_bundle.py's `calibration` and `bundles`: 110 s of setup in
-    test_schema_problems_name_the_field (376 s before those two changes; both on 2 cores at
-    load 4-5.5, 2026-12-06)."""
+    """The module docstring's runs, made once per session (`made_once`: under xdist by the first
+    worker asking, for all): its first user pays them. One lm_eval process (lm-eval's command
+    line indexing our tasks only, `OUR_LM_EVAL`) and one inspect eval process, their threads
+    waiting passively (`run_ok`), each loading SmolLM2 from the GGUF itself (every load
+    de-quantizes it, ~20 s of CPU), 3 items per task, replies up to 48 tokens, the judge questions
+    answered by the loopback server. With test_bundle.py's `calibration` and `bundles`: 110 s of
+    setup in test_schema_problems_name_the_field (376 s before those two changes; both on 2
+    cores at load 4-5.5, 2026-12-06); 450 s in test_bundle.py alone at load 9-10, the
+    SmolLM2 folder's conversion included."""
     # While working on the report, CONCEPTCOMB_TEST_REPORT_RUNS=DIR keeps the runs in DIR and
     # reuses them (the model runs take minutes); by default they are made afresh.
     kept = os.environ.get("CONCEPTCOMB_TEST_REPORT_RUNS")
     if kept and (Path(kept) / "inspect").is_dir():
         return RealRuns(Path(kept) / "lm-eval", Path(kept) / "inspect", _judge_url(Path(kept)))
-    root = Path(kept) if kept else tmp_path_factory.mktemp("report-runs")
-    with LoopbackServer() as server:
-        model = gguf_inspect_model(smollm2_gguf, smollm2_folder)
-        return make_runs(smollm2_gguf, model, root, server)
+
+    def make(root: Path) -> RealRuns:
+        with LoopbackServer() as server:
+            model = gguf_inspect_model(smollm2_gguf, smollm2_folder)
+            return make_runs(smollm2_gguf, model, root, server)
+
+    if kept:
+        return make(Path(kept))
+    root = made_once(tmp_path_factory, "report-runs", make)
+    return RealRuns(root / "lm-eval", root / "inspect", _judge_url(root))
 
 
 def gguf_inspect_model(gguf: Path, folder: Path) -> list[str]:

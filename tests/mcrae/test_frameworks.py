@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,8 +17,7 @@ from conceptcomb.mcrae.inspect_tasks import TASKS
 from conceptcomb.mcrae.metrics import metric_infos
 from conceptcomb.mcrae.prompts import user_prompt
 from conceptcomb.mcrae.rescore import rescore
-from conceptcomb.testing.commands import lm_eval_command
-from tests.conftest import read_jsonl
+from tests.conftest import McraeLmEvalRun, read_jsonl
 from tests.mcrae.test_metrics import gold_phrases
 
 pytestmark = pytest.mark.shared_data
@@ -79,26 +77,18 @@ def test_inspect_tie_rule_option(tmp_path: Path) -> None:
     assert means(log)["P@10"] == pytest.approx((0.1 + 0.2) / 2)
 
 
-def run_lm_eval(smollm2_folder: Path, out: Path, limit: int = 2, max_gen_toks: int = 80):
-    command = lm_eval_command(
-        TASK, model="hf", model_args=f"pretrained={smollm2_folder}", limit=limit,
-        apply_chat_template=True, gen_kwargs=f"max_gen_toks={max_gen_toks}", log_samples=True,
-        output_path=out,
-    )  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
-    results_file = next(out.rglob("results_*.json"))
-    samples_file = next(out.rglob(f"samples_{TASK}_*.jsonl"))
-    results = json.loads(results_file.read_text())["results"][TASK]
-    return done.stdout, results, samples_file
-
-
 @pytest.mark.slow
 def test_smollm2_in_lm_eval_then_rescored_and_replayed_in_inspect(
-    smollm2_folder: Path, tmp_path: Path
+    mcrae_lm_eval: McraeLmEvalRun, tmp_path: Path
 ) -> None:
-    """The acceptance command on 2 concepts; its replies give the same numbers everywhere."""
-    table, metrics, samples_file = run_lm_eval(smollm2_folder, tmp_path / "lm")
+    """The acceptance command on 2 concepts (the session's `mcrae_lm_eval`, tests/conftest.py,
+    which the McRae evidence tests bundle); its replies give the same numbers everywhere.
+    The session's first user of that run pays it: 118 s of setup here with this module
+    alone, the SmolLM2 folder's conversion included (on 2 cores at load 9-10, 2026-12-06)."""
+    out = mcrae_lm_eval.out
+    metrics = json.loads(next(out.rglob("results_*.json")).read_text())["results"][TASK]
+    samples_file = next(out.rglob(f"samples_{TASK}_*.jsonl"))
+    table = mcrae_lm_eval.table
     for name in ("P@10", "P@20", "P@30"):
         assert f"|{name}" in table.replace(" ", ""), name
     assert "Terms of use of the data" in table

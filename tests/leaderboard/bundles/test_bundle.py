@@ -116,6 +116,10 @@ def reseal(bundle: dict) -> dict:
 
 @pytest.mark.slow
 def test_one_valid_bundle_per_framework(bundles: dict[str, Path]) -> None:
+    """Where it runs first in the module it pays `bundles` and, where the session has not
+    made them yet, `real_runs` (tests/leaderboard/conftest.py): 450 s of setup with this
+    module alone, the SmolLM2 folder's conversion included (on 2 cores at load 9-10,
+    2026-12-06)."""
     assert set(bundles) == {"lm-eval", "inspect"}
     code, printed = run_cli("validate-bundle", *map(str, bundles.values()))
     assert code == 0 and printed.count(": valid") == 2
@@ -341,6 +345,9 @@ def _change_score(items: list[dict]) -> str:
 def test_an_edited_reply_rating_or_score_is_caught_naming_the_item(
     bundles: dict[str, Path], framework: str, edit, tmp_path: Path
 ) -> None:
+    """An edited reply, rating or per-item score of a resealed bundle is caught, naming the
+    item. Where it runs first in the module it pays `bundles` and `real_runs`: 112 s in CI
+    for [_change_rating-lm-eval] (2 workers, load 3.5-6, 2026-12-06)."""
     bundle = load(bundles[framework])
     items = evidence_of(bundle, "ccpt_pi_emergent")
     expected = edit(items)

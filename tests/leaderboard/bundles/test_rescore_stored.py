@@ -17,7 +17,6 @@ import pytest
 from conceptcomb.common.evidence import decode
 from conceptcomb.testing.judge_server import LoopbackServer
 from conceptcomb.testing.recorded import recorded_ratings
-from tests.ccpt.conftest import pi_emergent_run as pi_emergent_run  # the fixture
 from tests.ccpt.test_inspect import run_task
 from tests.leaderboard.eee_support import run_cli
 from tests.leaderboard.judge_support import (

@@ -16,8 +16,13 @@ import pytest
 from conceptcomb.common.evidence import decode, encode
 from conceptcomb.leaderboard.bundles.bundle import content_sha256
 from conceptcomb.leaderboard.checks.validate import check_bundle
-from conceptcomb.testing.commands import inspect_eval_command
-from tests.abspyramid.conftest import data_folder, lm_eval_command
+from tests.conftest import (
+    ABSPYRAMID_INSPECT_TASKS,
+    ABSPYRAMID_LM_EVAL_LIMIT,
+    ABSPYRAMID_LM_EVAL_TASKS,
+    AbspyramidInspectRun,
+    AbspyramidLmEvalRun,
+)
 from tests.leaderboard.checks.test_evidence import run_cli
 from tests.leaderboard.eee_support import (
     edited_reply_is_caught,
@@ -27,44 +32,33 @@ from tests.leaderboard.eee_support import (
     rows_of,
     samples_for,
 )
-from tests.leaderboard.run_support import bundles_of, load, run_ok
+from tests.leaderboard.run_support import bundles_of, load
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared_data]
 LL, ZS, GEN = "abspyramid_det_noun", "abspyramid_det_noun_zs", "abspyramid_gen_noun"
+ICL = "abspyramid_det_noun_icl"  # in the lm-eval run only (tests/abspyramid's tests read it)
+EVENT = "abspyramid_det_event"  # in the Inspect run only (tests/abspyramid's tests read it)
 TASKS = (LL, ZS, GEN)
-LIMIT = 3
-
-
-@pytest.fixture(scope="module")
-def abspyramid_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The AbsPyramid tests' data folder (tests/abspyramid/conftest.py): the hand-made
-    fixture files, the 30 real detection records first in the detection test files."""
-    return data_folder(tmp_path_factory.mktemp("abspyramid-evidence-data") / "abspyramid")
+LIMIT = ABSPYRAMID_LM_EVAL_LIMIT
+# The tasks each bundle holds: the runs are the session's (tests/conftest.py).
+BUNDLED = {"lm-eval": ABSPYRAMID_LM_EVAL_TASKS, "inspect": ABSPYRAMID_INSPECT_TASKS}
 
 
 @pytest.fixture(scope="module")
 def bundles(
-    smollm2_folder: Path,
-    smollm2_inspect_model: list[str],
-    abspyramid_dir: Path,
+    abspyramid_lm_eval: AbspyramidLmEvalRun,
+    abspyramid_inspect: AbspyramidInspectRun,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Path]:
-    """One lm-eval (indexing our tasks only) and one Inspect run of SmolLM2 on the three
-    tasks, their threads waiting passively (`model_run_env`), and their bundles.
-    Its first user pays it: two framework processes, each loading SmolLM2 and answering 3
-    items per task (log-likelihoods, generated labels, generated concepts), then
-    `submit-bundle` checking both bundles: 360 s of setup (before those two changes) in
-    test_an_edited_item_is_caught_naming_it (on 2 cores at load 4-7, 2026-12-06)."""
+    """The bundles of the session's lm-eval and Inspect runs of SmolLM2 (`abspyramid_lm_eval`
+    and `abspyramid_inspect`, tests/conftest.py, shared with tests/abspyramid: the three
+    tasks and, in lm-eval, the in-context one, in Inspect event detection). Its first user
+    pays it: `submit-bundle` checking both bundles, and the runs where no test of the
+    session has made them yet: with this module alone, 380 s of setup at load 9-11 (the
+    module 102 s of CPU); 179 s at load 4-6 when it made runs of its own of three tasks (on
+    2 cores, 2026-12-06)."""
     root = tmp_path_factory.mktemp("abspyramid-evidence")
-    run_ok(
-        lm_eval_command(smollm2_folder, ",".join(TASKS), LIMIT, abspyramid_dir, root / "lm-eval")
-    )
-    run_ok(inspect_eval_command(
-        [f"conceptcomb/{task}" for task in TASKS], model=smollm2_inspect_model,
-        task_args={"data_dir": abspyramid_dir}, limit=LIMIT, log_dir=root / "inspect",
-        display="plain",
-    ))  # fmt: skip
-    return bundles_of([root / "lm-eval", root / "inspect"], root / "b")
+    return bundles_of([abspyramid_lm_eval.out, abspyramid_inspect.logs], root / "b")
 
 
 def task_of(bundle: dict, task: str) -> dict:
@@ -83,7 +77,9 @@ def resealed(bundle: dict, task: str, items: list[dict]) -> dict:
 
 
 def test_without_the_test_files_the_tasks_are_unverified(bundles: dict[str, Path]) -> None:
-    """The hub files are not in CONCEPTCOMB_DATA_DIR (../shared/data holds a sample only)."""
+    """The hub files are not in CONCEPTCOMB_DATA_DIR (../shared/data holds a sample only).
+    Where it runs first in the module it pays `bundles` (see there: 380 s of setup at load
+    9-11 with this module alone, 2026-12-06)."""
     check = check_bundle(load(bundles["lm-eval"]))
     assert check.problems == []
     for task in check.tasks:
@@ -101,19 +97,26 @@ def test_bundles_are_partial_and_hold_what_each_task_scored(
     check = check_bundle(bundle, str(abspyramid_dir))
     assert check.problems == []
     lines = {task.task: task.line() for task in check.tasks}
-    assert lines == {
+    expected = {
         LL: f"{LL}: partial (3 of the 20 test items)",
+        ICL: f"{ICL}: partial (3 of the 20 test items)",
+        EVENT: f"{EVENT}: partial (3 of the 20 test items)",
         ZS: f"{ZS}: partial (3 of the 20 test items)",
         GEN: f"{GEN}: partial (3 of the 8 test items)",
     }
+    assert lines == {task: expected[task] for task in BUNDLED[framework]}
     ll = items_of(bundle, LL)
     stored = "loglikelihoods" if framework == "lm-eval" else "top_logprobs"
-    assert all(stored in item and 0 <= item["p_yes"] <= 1 for item in ll)
+    for task in set(BUNDLED[framework]) & {LL, EVENT}:  # log-likelihood detection
+        assert all(stored in item and 0 <= item["p_yes"] <= 1 for item in items_of(bundle, task))
     assert [item["gold"] for item in ll] == [0, 0, 1]  # the real sample's first noun records
     assert {item["id"].split(":", 1)[1] for item in ll} == {
         f"AbsPyramid_Detection/noun_dataset/test:noun:test:{n}" for n in range(3)
     }
-    assert all(isinstance(item["reply"], str) and "pred" in item for item in items_of(bundle, ZS))
+    for task in set(BUNDLED[framework]) & {ZS, ICL}:  # generated labels
+        assert all(
+            isinstance(item["reply"], str) and "pred" in item for item in items_of(bundle, task)
+        )
     generation = items_of(bundle, GEN)
     assert all(item["prediction"] and item["gold"] for item in generation)
     metrics = task_of(bundle, LL)["metrics"]
@@ -186,9 +189,8 @@ def test_an_edited_item_is_caught_naming_it(
     edit: Callable[[list[dict]], str],
 ) -> None:
     """An edit of one item, resealed, is caught and names that item. The first test of the
-    module pays `bundles` (the real runs): 377 s for
-    [abspyramid_det_noun_zs-_change_reply-inspect], 360 s of it setup (on 2 cores at load
-    4-7, 2026-12-06)."""
+    module pays `bundles` (and the session's AbsPyramid runs where no test has made them
+    yet: see `bundles`)."""
     bundle = load(bundles[framework])
     items = items_of(bundle, task)
     expected = edit(items)
@@ -223,7 +225,7 @@ def test_rescore_recomputes_the_corpus_metrics_too(
         "validate-bundle", str(bundles["lm-eval"]), "--rescore", "--data-dir", str(abspyramid_dir)
     )
     assert code == 0, printed
-    assert printed.count("reproduces the claimed metrics (tolerance 0)") == len(TASKS)
+    assert printed.count("reproduces the claimed metrics (tolerance 0)") == len(BUNDLED["lm-eval"])
     assert "DIFFERS" not in printed
 
 
@@ -312,7 +314,7 @@ def test_eee_files_of_detection_and_generation(
 
 def test_hub_entries_name_the_hub_dataset(bundles: dict[str, Path], tmp_path: Path) -> None:
     entries = {entry.task_id: entry for entry in hub_entries(bundles["inspect"], tmp_path)}
-    assert set(entries) == set(TASKS)
+    assert set(entries) == set(BUNDLED["inspect"])
     for task, entry in entries.items():
         assert entry.dataset_id == "ZhaoweiWang/AbsPyramid"
         assert entry.dataset_revision == "8d48c28"  # the run read that very Hub dataset

@@ -16,7 +16,8 @@ from conceptcomb.leaderboard.bundles.bundle import content_sha256
 from conceptcomb.leaderboard.checks.validate import check_bundle
 from conceptcomb.mcrae.evidence import McraeEvidence
 from conceptcomb.mcrae.metrics import MODES
-from conceptcomb.testing.commands import OUR_LM_EVAL, inspect_eval_command, lm_eval_command
+from conceptcomb.testing.commands import inspect_eval_command
+from tests.conftest import MCRAE_LM_EVAL_LIMIT, MCRAE_LM_EVAL_TASK, McraeLmEvalRun
 from tests.leaderboard.checks.test_evidence import run_cli
 from tests.leaderboard.eee_support import (
     edited_reply_is_caught,
@@ -29,31 +30,30 @@ from tests.leaderboard.eee_support import (
 from tests.leaderboard.run_support import bundles_of, load, run_ok
 
 pytestmark = [pytest.mark.slow, pytest.mark.shared_data]
-TASK = "mcrae_esslli44"
-LIMIT = 2
+TASK = MCRAE_LM_EVAL_TASK
+LIMIT = MCRAE_LM_EVAL_LIMIT
 
 
 @pytest.fixture(scope="module")
 def bundles(
-    smollm2_folder: Path, smollm2_inspect_model: list[str], tmp_path_factory: pytest.TempPathFactory
+    mcrae_lm_eval: McraeLmEvalRun,
+    smollm2_inspect_model: list[str],
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Path]:
-    """One lm-eval (indexing our tasks only) and one Inspect run of SmolLM2 on 2 concepts,
-    their threads waiting passively (`model_run_env`), and their bundles. Its
-    first user pays it: two framework processes, each loading SmolLM2 and generating up to
-    64 tokens per concept, then `submit-bundle` checking both bundles: 254 s of setup (before
-    those two changes) in
-    test_an_edited_metric_is_caught[inspect] (on 2 cores at load 4-7, 2026-12-06)."""
+    """The session's lm-eval run of SmolLM2 on 2 concepts (`mcrae_lm_eval`, tests/conftest.py,
+    shared with tests/mcrae/test_frameworks.py), one Inspect run of SmolLM2 on them (its
+    threads waiting passively, `model_run_env`), and their bundles. Its first user pays it:
+    the Inspect process loading SmolLM2 and generating up to 64 tokens per concept, the
+    lm-eval run where no test of the session has made it yet, then `submit-bundle` checking
+    both bundles: 117 s of setup in test_bundles_are_partial_with_the_matches_of_every_property
+    with this module alone, both runs and the SmolLM2 folder's conversion included (on 2
+    cores at load 9-10, 2026-12-06)."""
     root = tmp_path_factory.mktemp("mcrae-evidence")
-    run_ok(lm_eval_command(
-        TASK, model="hf", model_args=f"pretrained={smollm2_folder}", limit=LIMIT,
-        apply_chat_template=True, gen_kwargs="max_gen_toks=64", log_samples=True,
-        output_path=root / "lm-eval", program=OUR_LM_EVAL,
-    ))  # fmt: skip
     run_ok(inspect_eval_command(
         f"conceptcomb/{TASK}", model=smollm2_inspect_model, limit=LIMIT, max_tokens=64,
         log_dir=root / "inspect", display="plain",
     ))  # fmt: skip
-    return bundles_of([root / "lm-eval", root / "inspect"], root / "b")
+    return bundles_of([mcrae_lm_eval.out, root / "inspect"], root / "b")
 
 
 def items_of(bundle: dict) -> list[dict]:
@@ -73,6 +73,9 @@ def gold_features(concept: str) -> tuple[str, ...]:
 
 
 def test_bundles_are_partial_with_the_matches_of_every_property(bundles: dict[str, Path]) -> None:
+    """Both bundles valid and partial, each property's matches against the gold features.
+    Where it runs first in the module it pays `bundles` (see there: 117 s of setup at load
+    9-10, 2026-12-06)."""
     assert set(bundles) == {"lm-eval", "inspect"}
     code, printed = run_cli("validate-bundle", *map(str, bundles.values()))
     assert code == 0, printed
