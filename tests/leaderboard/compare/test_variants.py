@@ -16,7 +16,6 @@ model is shown (its demonstrations, its temperature, its system message):
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from statsmodels.stats.contingency_tables import mcnemar
 
 from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.tasks import spec_by_name
-from conceptcomb.testing.commands import lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command
 from conceptcomb.testing.model_server import ModelServer
 from conceptcomb.testing.recorded import submit_bundle
 from tests.ccpt.test_npc_modifier import results_dir  # noqa: F401
@@ -37,7 +36,6 @@ from tests.leaderboard.report.test_variants import _scored, concepts_reply
 from tests.leaderboard.run_support import run_ok
 
 pytestmark = pytest.mark.slow
-LM_EVAL = str(Path(sys.executable).parent / "lm_eval")
 LIMIT = 12
 CAPITALS = REPO / "examples" / "capitals"
 
@@ -63,7 +61,7 @@ def _lm_eval(server: ModelServer, out: Path, tasks: str, **options: Any) -> Path
         tasks, model="local-chat-completions",
         model_args=f"model=loopback,base_url={server.base_url}/chat/completions,"
         "num_concurrent=4,max_retries=1",
-        program=LM_EVAL, apply_chat_template=True, log_samples=True, output_path=out, **options,
+        program=OUR_LM_EVAL, apply_chat_template=True, log_samples=True, output_path=out, **options,
     ))  # fmt: skip
     return out
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-import sys
 import zlib
 from pathlib import Path
 from typing import Any
@@ -30,14 +29,13 @@ from statsmodels.stats.multitest import multipletests
 from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.tasks import spec_by_name
 from conceptcomb.cli import main
-from conceptcomb.testing.commands import lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
 from conceptcomb.testing.model_server import ModelServer
 from conceptcomb.testing.recorded import recorded_replies, score_predictions
 from tests.ccpt.test_npc_modifier import results_dir  # noqa: F401
 from tests.leaderboard.run_support import run_ok
 
-LM_EVAL = str(Path(sys.executable).parent / "lm_eval")
 CGGC_TASKS = ("cggc_id", "cggc_ood", "cggc_ood_easy2hard", "cggc_ood_hard2easy")
 LIMIT = 12
 
@@ -65,7 +63,7 @@ def cggc_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
             CGGC_TASKS, model="local-chat-completions",
             model_args=f"model=loopback,base_url={server.base_url}/chat/completions,"
             "num_concurrent=4,max_retries=1",
-            limit=LIMIT, program=LM_EVAL, apply_chat_template=True, log_samples=True,
+            limit=LIMIT, program=OUR_LM_EVAL, apply_chat_template=True, log_samples=True,
             output_path=out,
         ))  # fmt: skip
     return out
