@@ -22,9 +22,11 @@ def test_harness_overhead_benchmark_runs() -> None:
     import of Inspect's entry point. With 3 items and no model, it is mostly the processes'
     starts (imports, lm-eval's task indexing, the datasets): 230 s on 2 cores at load 4-7
     (2026-12-06)."""
-    done = subprocess.run([sys.executable, str(SCRIPT), "--limit", "3", "--repeats", "1"],
+    options = ["--limit", "3", "--repeats", "1", "--our-tasks-index"]
+    done = subprocess.run([sys.executable, str(SCRIPT), *options],
                           capture_output=True, text=True, timeout=900)  # fmt: skip
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "lm-eval runs index our tasks and the bare ones only" in done.stdout
     last = done.stdout.strip().splitlines()[-1]
     assert last.startswith("summary, plugin / bare wall time: lm-eval judge off ")
     assert re.search(r"Inspect judge off \d+\.\d\d \(CPU \d+\.\d\d\)", last)
