@@ -33,7 +33,7 @@ from tests.ccpt.test_npc_modifier import results_dir  # noqa: F401
 from tests.conftest import REPO
 from tests.leaderboard.eee_support import run_cli
 from tests.leaderboard.report.test_variants import _scored, concepts_reply
-from tests.leaderboard.run_support import run_ok
+from tests.leaderboard.run_support import run_ok_in_one_process
 
 pytestmark = pytest.mark.slow
 LIMIT = 12
@@ -56,14 +56,13 @@ def reply(chat: dict[str, Any]) -> str:
     return f"The capital of {country} is {city}."
 
 
-def _lm_eval(server: ModelServer, out: Path, tasks: str, **options: Any) -> Path:
-    run_ok(lm_eval_command(
+def _lm_eval(server: ModelServer, out: Path, tasks: str, **options: Any) -> list[str]:
+    return lm_eval_command(
         tasks, model="local-chat-completions",
         model_args=f"model=loopback,base_url={server.base_url}/chat/completions,"
         "num_concurrent=4,max_retries=1",
         program=OUR_LM_EVAL, apply_chat_template=True, log_samples=True, output_path=out, **options,
-    ))  # fmt: skip
-    return out
+    )  # fmt: skip
 
 
 def _inspect(task: object, server: ModelServer, logs: Path) -> Path:
@@ -89,23 +88,24 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     from conceptcomb.cggc.inspect_tasks import TASKS
 
     root = tmp_path_factory.mktemp("variants")
-    found: dict[str, Path] = {}
     spec = importlib.util.spec_from_file_location("capitals_task", CAPITALS / "capitals.py")
     assert spec is not None and spec.loader is not None
     capitals = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(capitals)
+    found = {name: root / name for name in ("orders", "seed0", "seed1", "t0", "t1")}
     with ModelServer({}, reply_for=reply) as server:
         orders = "cggc_ood_easy2hard,cggc_ood_hard2easy"
-        found["orders"] = _lm_eval(server, root / "orders", orders, limit=LIMIT)
+        lm_eval_runs = [_lm_eval(server, found["orders"], orders, limit=LIMIT)]
         for seed in (0, 1):
-            found[f"seed{seed}"] = _lm_eval(
-                server, root / f"seed{seed}", "cggc_ood", metadata={"seed": seed}, limit=LIMIT
-            )
+            lm_eval_runs.append(_lm_eval(
+                server, found[f"seed{seed}"], "cggc_ood", metadata={"seed": seed}, limit=LIMIT
+            ))  # fmt: skip
         for t in (0, 1):
-            found[f"t{t}"] = _lm_eval(
-                server, root / f"t{t}", "capitals_qa", include_path=CAPITALS,
+            lm_eval_runs.append(_lm_eval(
+                server, found[f"t{t}"], "capitals_qa", include_path=CAPITALS,
                 gen_kwargs=f"temperature={t}",
-            )  # fmt: skip
+            ))  # fmt: skip
+        run_ok_in_one_process(lm_eval_runs)
         for order in ("easy_to_hard", "hard_to_easy"):
             task = TASKS["cggc"](setting="ood", order=order)
             found[order] = _inspect(task, server, root / order)
