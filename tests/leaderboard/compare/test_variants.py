@@ -78,11 +78,13 @@ def _inspect(task: object, server: ModelServer, logs: Path) -> Path:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Every run the tests compare, made once against one loopback model server. Its first
-    user pays it: five lm_eval processes (both CGGC orders in one, cggc_ood with two seeds,
-    capitals_qa at two temperatures) and four Inspect evals in this process, 12 items per
-    CGGC run; each CGGC task built draws every test item's demonstrations, and its scoring
-    starts METEOR's JVM. 164 s of setup in test_one_lm_eval_folder_holding_both_orders (on
-    2 cores at load 4-7, 2026-12-06)."""
+    user pays it: five lm-eval runs (both CGGC orders in one, cggc_ood with two seeds,
+    capitals_qa at two temperatures), each its own `OUR_LM_EVAL` command line, one after
+    another in one process (`run_ok_in_one_process`: lm-eval's imports, the CGGC data and
+    METEOR's JVM paid once), and four Inspect evals in this process, 12 items per CGGC run;
+    each CGGC task built draws every test item's demonstrations. 161 s of setup, 87 s of
+    CPU for the module (376 s and 197 s of CPU with five plain `lm_eval` processes; both
+    alone with -n 0 on 2 cores at load 8-12, 2026-12-06)."""
     import importlib.util
 
     from conceptcomb.cggc.inspect_tasks import TASKS
@@ -143,9 +145,9 @@ def _check_clustered(row: dict, a: dict, b: dict) -> None:
 
 
 def test_one_lm_eval_folder_holding_both_orders(runs: dict[str, Path]) -> None:
-    """One lm-eval folder with both orders: each task a run of its own, paired. The first
-    test of the module pays `runs` (nine framework runs): 166 s here, 164 s of it setup (on
-    2 cores at load 4-7, 2026-12-06)."""
+    """One lm-eval folder with both orders: each task a run of its own, paired. Over 60 s
+    only as the first user of `runs` (its docstring: nine framework runs, 161 s at load
+    8-12, 2026-12-06); 3 s of its own."""
     found = _variants(runs["orders"])
     rows = {r["metric"]: r for r in found["comparisons"]}
     row = rows["coverage"]
@@ -240,6 +242,7 @@ def test_a_users_lm_eval_task_with_two_temperatures(runs: dict[str, Path]) -> No
 
 
 def test_an_inspect_task_with_two_system_messages(runs: dict[str, Path]) -> None:
+    """Over 60 s only as the first user of `runs` (its docstring); under a second alone."""
     found = _variants(runs["brief"], runs["geo"])
     row = next(r for r in found["comparisons"] if r["metric"] == "match")
     assert "system: You are brief. vs You are a geographer." in row["differs"]
