@@ -175,6 +175,7 @@ def test_one_lm_eval_folder_holding_both_orders(runs: dict[str, Path]) -> None:
 
 
 def test_two_inspect_logs_of_the_order_option(runs: dict[str, Path]) -> None:
+    """Over 60 s only as the first user of `runs` (its docstring); a second alone."""
     from inspect_ai.log import read_eval_log
 
     found = _variants(runs["easy_to_hard"], runs["hard_to_easy"])
@@ -216,6 +217,7 @@ def test_two_ccpt_bundles_base_and_cot(results_dir: Path, tmp_path: Path) -> Non
 
 
 def test_a_users_lm_eval_task_with_two_temperatures(runs: dict[str, Path]) -> None:
+    """Over 60 s only as the first user of `runs` (its docstring); 7 s alone."""
     found = _variants(runs["t0"], runs["t1"])
     row = next(r for r in found["comparisons"] if r["metric"] == "exact_match")
     assert "temperature: 0 vs 1" in row["differs"] and row["task"] == "capitals_qa"
@@ -242,7 +244,7 @@ def test_a_users_lm_eval_task_with_two_temperatures(runs: dict[str, Path]) -> No
 
 
 def test_an_inspect_task_with_two_system_messages(runs: dict[str, Path]) -> None:
-    """Over 60 s only as the first user of `runs` (its docstring); under a second alone."""
+    """Over 60 s only as the first user of `runs` (its docstring); a second alone."""
     found = _variants(runs["brief"], runs["geo"])
     row = next(r for r in found["comparisons"] if r["metric"] == "match")
     assert "system: You are brief. vs You are a geographer." in row["differs"]
@@ -250,6 +252,7 @@ def test_an_inspect_task_with_two_system_messages(runs: dict[str, Path]) -> None
 
 
 def test_different_seeds_are_not_paired_without_variants(runs: dict[str, Path]) -> None:
+    """Over 60 s only as the first user of `runs` (its docstring); a second alone."""
     code, printed = run_cli("compare", str(runs["seed0"]), str(runs["seed1"]))
     assert code == 1
     (line,) = [x for x in printed.splitlines() if x.startswith("note: cggc_ood:")]
