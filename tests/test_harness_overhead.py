@@ -20,8 +20,10 @@ def test_harness_overhead_benchmark_runs() -> None:
     inspect eval, each bare, plugin with the judge off and plugin judged by a loopback judge
     process) on the four CCPT tasks against a server that answers at once, then a timed
     import of Inspect's entry point. With 3 items and no model, it is mostly the processes'
-    starts (imports, lm-eval's task indexing, the datasets): 230 s on 2 cores at load 4-7
-    (2026-12-06)."""
+    starts (imports, the datasets); `--our-tasks-index` spares each lm_eval indexing
+    lm-eval's ~14,000 task files. Alone with -n 0 on 2 cores (2026-12-06): 161 s, 48 s of
+    CPU at load 9.5-15 (148 s, 64 s of CPU at load 9.5-10 indexing them; 230 s at load 4-7
+    in CI)."""
     options = ["--limit", "3", "--repeats", "1", "--our-tasks-index"]
     done = subprocess.run([sys.executable, str(SCRIPT), *options],
                           capture_output=True, text=True, timeout=900)  # fmt: skip
