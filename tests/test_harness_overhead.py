@@ -22,8 +22,7 @@ def test_harness_overhead_benchmark_runs() -> None:
     import of Inspect's entry point. With 3 items and no model, it is mostly the processes'
     starts (imports, the datasets); `--our-tasks-index` spares each lm_eval indexing
     lm-eval's ~14,000 task files. Alone with -n 0 on 2 cores (2026-12-06): 161 s, 48 s of
-    CPU at load 9.5-15 (148 s, 64 s of CPU at load 9.5-10 indexing them; 230 s at load 4-7
-    in CI)."""
+    CPU at load 9.5-15 (148 s, 64 s of CPU at load 9.5-10 indexing them)."""
     options = ["--limit", "3", "--repeats", "1", "--our-tasks-index"]
     done = subprocess.run([sys.executable, str(SCRIPT), *options],
                           capture_output=True, text=True, timeout=900)  # fmt: skip
