@@ -30,8 +30,8 @@ def test_leaderboard_commands_benchmark_runs() -> None:
     of the validated bundle; export --to eee --recheck: `--recheck-once`, as the three
     commands check a bundle through the same code, and tests/leaderboard/checks/
     test_verdicts.py rechecks through export and report). Each command that checks a bundle
-    starts METEOR's JVM: 184 s alone with -n 0 on 2 cores at load 10-12.5 (283 s at load
-    5-11 with --recheck for all three; 2026-12-06)."""
+    starts METEOR's JVM: 93 s alone with -n 0 on 2 cores at load 5-7 (246 s at load 6-14
+    with --recheck for all three; 2026-12-06)."""
     lines = _run("leaderboard_commands.py", "--items", "3", "--bundles", "2", "--repeats", "1",
                  "--recheck-once")  # fmt: skip
     assert re.search(rf"^validate-bundle, one bundle +{TIME}; ratio to 8 s ", lines[2])
@@ -48,9 +48,9 @@ def test_leaderboard_commands_benchmark_runs() -> None:
 def test_lm_eval_batch_size_benchmark_runs() -> None:  # the same for each batch size)
     """One lm_eval process at batch size 2, with the task index of our tasks only
     (`--our-tasks-index`): lm-eval's start, SmolLM2 loaded, the cggc_ood task built (every
-    test item's demonstrations), 2 items generated and scored (METEOR's JVM). 189 s alone
-    with -n 0 on 2 cores at load 10-12.5 (365 s at load 5-11 indexing lm-eval's ~14,000
-    task files first; 2026-12-06)."""
+    test item's demonstrations), 2 items generated and scored (METEOR's JVM). 60 s alone
+    with -n 0 on 2 cores at load 5-7 (81 s at load 6-14 indexing lm-eval's ~14,000 task
+    files first; 2026-12-06)."""
     lines = _run("lm_eval_batch_size.py", "--limit", "2", "--batch-sizes", "2", "--our-tasks-index")
     assert lines[0].startswith("cggc_ood, 2 items, SmolLM2-135M-Instruct on cpu")
     assert lines[0].endswith("; our tasks indexed only")
