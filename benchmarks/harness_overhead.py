@@ -21,7 +21,13 @@ other jobs on a shared machine hardly change; wall time is what the goal is abou
 measure on an idle machine. Each configuration runs ``--repeats`` times (2), in
 alternating order, and the fastest run counts.
 
+``--our-tasks-index`` runs the lm-eval commands, bare and plugin alike, with a task index of
+this package's tasks and the bare ones only (`conceptcomb.frameworks.lm_eval_our_tasks`):
+every lm-eval run then skips indexing lm-eval's ~14,000 task files, a quicker check of the
+script whose lm-eval figures leave out that start-up cost.
+
     python benchmarks/harness_overhead.py [--repeats 2] [--data-dir DIR] [--limit N]
+        [--our-tasks-index]
 """
 
 from __future__ import annotations
@@ -155,13 +161,18 @@ def write_bare_lm_eval_tasks(folder: Path, docs: dict[str, list[dict[str, str]]]
 
 
 def lm_eval_command(
-    base_url: str, tasks: str, include: Path | None, out: Path, metadata: dict | None
+    base_url: str,
+    tasks: str,
+    include: Path | None,
+    out: Path,
+    metadata: dict | None,
+    program: list[str],
 ) -> list[str]:
     model_args = (
         f"model={MODEL},base_url={base_url}/chat/completions,num_concurrent=8,max_retries=1"
     )
     command = [
-        str(BIN / "lm_eval"), "--model", "local-chat-completions", "--model_args", model_args,
+        *program, "--model", "local-chat-completions", "--model_args", model_args,
         "--tasks", tasks, "--apply_chat_template", "--output_path", str(out),
     ]  # fmt: skip
     if include is not None:
@@ -286,7 +297,16 @@ def main() -> None:
     parser.add_argument("--data-dir", default=None, help="CCPT files (else CONCEPTCOMB_DATA_DIR)")
     parser.add_argument("--skip-inspect", action="store_true")
     parser.add_argument("--limit", type=int, help="first N items per task (a quick check)")
+    parser.add_argument(
+        "--our-tasks-index",
+        action="store_true",
+        help="lm-eval indexes our tasks and the bare ones only, not its ~14,000 own",
+    )
     args = parser.parse_args()
+    lm_eval = [str(BIN / "lm_eval")]
+    if args.our_tasks_index:
+        lm_eval = [sys.executable, "-m", "conceptcomb.frameworks.lm_eval_our_tasks"]
+        print("lm-eval runs index our tasks and the bare ones only (--our-tasks-index)")
     limit = ["--limit", str(args.limit)] if args.limit else []
 
     work = Path(tempfile.mkdtemp(prefix="harness-overhead-"))
@@ -313,11 +333,11 @@ def main() -> None:
             judged = {"judge_base_url": judge_url, "judge_model": "loopback"}
             commands = {
                 "lm-eval bare": lambda out: lm_eval_command(
-                    server.base_url, BARE_GROUP, bare_dir, out, None),
+                    server.base_url, BARE_GROUP, bare_dir, out, None, lm_eval),
                 "lm-eval plugin, judge off": lambda out: lm_eval_command(
-                    server.base_url, GROUP_NAME, include, out, {"judge": "off"}),
+                    server.base_url, GROUP_NAME, include, out, {"judge": "off"}, lm_eval),
                 "lm-eval plugin, judge on": lambda out: lm_eval_command(
-                    server.base_url, GROUP_NAME, include, out, judged),
+                    server.base_url, GROUP_NAME, include, out, judged, lm_eval),
             }  # fmt: skip
             if not args.skip_inspect:
                 commands |= {

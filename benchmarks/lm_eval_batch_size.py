@@ -10,9 +10,13 @@ size 1, and whether its replies are those of batch size 1 (a batch pads shorter 
 in float32 the greedy replies may still differ in a token where two logits are close).
 ``auto`` is meant for a GPU: lm-eval probes for the largest batch that fits, which on 2 CPU
 cores held 14 GB of memory and had not finished these 8 items after 8 minutes (stopped).
+``--our-tasks-index`` runs lm-eval's command line with a task index of this package's tasks
+only (`conceptcomb.frameworks.lm_eval_our_tasks`, as ``conceptcomb demo`` does): the same
+run without first indexing lm-eval's ~14,000 task files (a quicker check of the script; the
+figures then leave out a start-up cost every batch size pays alike).
 
     python benchmarks/lm_eval_batch_size.py [--task cggc_ood] [--limit 8]
-        [--batch-sizes 1,8] [--device cpu]
+        [--batch-sizes 1,8] [--device cpu] [--our-tasks-index]
 """
 
 from __future__ import annotations
@@ -32,9 +36,11 @@ from conceptcomb.smollm2 import hf_folder
 BIN = Path(sys.executable).parent
 
 
-def run(folder: Path, task: str, limit: int, batch: str, device: str, out: Path) -> float:
+def run(
+    folder: Path, task: str, limit: int, batch: str, device: str, out: Path, program: list[str]
+) -> float:
     command = [
-        str(BIN / "lm_eval"), "--model", "hf",
+        *program, "--model", "hf",
         "--model_args", f"pretrained={folder}",
         "--device", device, "--batch_size", batch,
         "--tasks", task, "--limit", str(limit), "--apply_chat_template",
@@ -60,16 +66,25 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=8)
     parser.add_argument("--batch-sizes", default="1,8")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument(
+        "--our-tasks-index",
+        action="store_true",
+        help="index this package's tasks only (no lm-eval built-in task indexed first)",
+    )
     args = parser.parse_args()
+    program = [str(BIN / "lm_eval")]
+    if args.our_tasks_index:
+        program = [sys.executable, "-m", "conceptcomb.frameworks.lm_eval_our_tasks"]
     folder = hf_folder()
     load = " ".join(f"{value:.2f}" for value in os.getloadavg())
     print(f"{args.task}, {args.limit} items, SmolLM2-135M-Instruct on {args.device}; "
-          f"{os.cpu_count()} CPUs, load {load}")  # fmt: skip
+          f"{os.cpu_count()} CPUs, load {load}"
+          + ("; our tasks indexed only" if args.our_tasks_index else ""))  # fmt: skip
     with tempfile.TemporaryDirectory() as temp:
         first: tuple[float, list[str]] | None = None
         for batch in args.batch_sizes.split(","):
             out = Path(temp) / f"batch-{batch}"
-            wall = run(folder, args.task, args.limit, batch, args.device, out)
+            wall = run(folder, args.task, args.limit, batch, args.device, out, program)
             found = replies(out)
             if first is None:
                 first = (wall, found)

@@ -16,7 +16,6 @@ model is shown (its demonstrations, its temperature, its system message):
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +26,16 @@ from statsmodels.stats.contingency_tables import mcnemar
 
 from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.tasks import spec_by_name
-from conceptcomb.testing.commands import lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command
 from conceptcomb.testing.model_server import ModelServer
 from conceptcomb.testing.recorded import submit_bundle
 from tests.ccpt.test_npc_modifier import results_dir  # noqa: F401
 from tests.conftest import REPO
 from tests.leaderboard.eee_support import run_cli
 from tests.leaderboard.report.test_variants import _scored, concepts_reply
-from tests.leaderboard.run_support import run_ok
+from tests.leaderboard.run_support import run_ok_in_one_process
 
 pytestmark = pytest.mark.slow
-LM_EVAL = str(Path(sys.executable).parent / "lm_eval")
 LIMIT = 12
 CAPITALS = REPO / "examples" / "capitals"
 
@@ -58,14 +56,13 @@ def reply(chat: dict[str, Any]) -> str:
     return f"The capital of {country} is {city}."
 
 
-def _lm_eval(server: ModelServer, out: Path, tasks: str, **options: Any) -> Path:
-    run_ok(lm_eval_command(
+def _lm_eval(server: ModelServer, out: Path, tasks: str, **options: Any) -> list[str]:
+    return lm_eval_command(
         tasks, model="local-chat-completions",
         model_args=f"model=loopback,base_url={server.base_url}/chat/completions,"
         "num_concurrent=4,max_retries=1",
-        program=LM_EVAL, apply_chat_template=True, log_samples=True, output_path=out, **options,
-    ))  # fmt: skip
-    return out
+        program=OUR_LM_EVAL, apply_chat_template=True, log_samples=True, output_path=out, **options,
+    )  # fmt: skip
 
 
 def _inspect(task: object, server: ModelServer, logs: Path) -> Path:
@@ -81,33 +78,36 @@ def _inspect(task: object, server: ModelServer, logs: Path) -> Path:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Every run the tests compare, made once against one loopback model server. Its first
-    user pays it: five lm_eval processes (both CGGC orders in one, cggc_ood with two seeds,
-    capitals_qa at two temperatures) and four Inspect evals in this process, 12 items per
-    CGGC run; each CGGC task built draws every test item's demonstrations, and its scoring
-    starts METEOR's JVM. 164 s of setup in test_one_lm_eval_folder_holding_both_orders (on
-    2 cores at load 4-7, 2026-12-06)."""
+    user pays it: five lm-eval runs (both CGGC orders in one, cggc_ood with two seeds,
+    capitals_qa at two temperatures), each its own `OUR_LM_EVAL` command line, one after
+    another in one process (`run_ok_in_one_process`: lm-eval's imports, the CGGC data and
+    METEOR's JVM paid once), and four Inspect evals in this process, 12 items per CGGC run;
+    each CGGC task built draws every test item's demonstrations. 161 s of setup, 87 s of
+    CPU for the module (376 s and 197 s of CPU with five plain `lm_eval` processes; both
+    alone with -n 0 on 2 cores at load 8-12, 2026-12-06)."""
     import importlib.util
 
     from conceptcomb.cggc.inspect_tasks import TASKS
 
     root = tmp_path_factory.mktemp("variants")
-    found: dict[str, Path] = {}
     spec = importlib.util.spec_from_file_location("capitals_task", CAPITALS / "capitals.py")
     assert spec is not None and spec.loader is not None
     capitals = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(capitals)
+    found = {name: root / name for name in ("orders", "seed0", "seed1", "t0", "t1")}
     with ModelServer({}, reply_for=reply) as server:
         orders = "cggc_ood_easy2hard,cggc_ood_hard2easy"
-        found["orders"] = _lm_eval(server, root / "orders", orders, limit=LIMIT)
+        lm_eval_runs = [_lm_eval(server, found["orders"], orders, limit=LIMIT)]
         for seed in (0, 1):
-            found[f"seed{seed}"] = _lm_eval(
-                server, root / f"seed{seed}", "cggc_ood", metadata={"seed": seed}, limit=LIMIT
-            )
+            lm_eval_runs.append(_lm_eval(
+                server, found[f"seed{seed}"], "cggc_ood", metadata={"seed": seed}, limit=LIMIT
+            ))  # fmt: skip
         for t in (0, 1):
-            found[f"t{t}"] = _lm_eval(
-                server, root / f"t{t}", "capitals_qa", include_path=CAPITALS,
+            lm_eval_runs.append(_lm_eval(
+                server, found[f"t{t}"], "capitals_qa", include_path=CAPITALS,
                 gen_kwargs=f"temperature={t}",
-            )  # fmt: skip
+            ))  # fmt: skip
+        run_ok_in_one_process(lm_eval_runs)
         for order in ("easy_to_hard", "hard_to_easy"):
             task = TASKS["cggc"](setting="ood", order=order)
             found[order] = _inspect(task, server, root / order)
@@ -145,9 +145,9 @@ def _check_clustered(row: dict, a: dict, b: dict) -> None:
 
 
 def test_one_lm_eval_folder_holding_both_orders(runs: dict[str, Path]) -> None:
-    """One lm-eval folder with both orders: each task a run of its own, paired. The first
-    test of the module pays `runs` (nine framework runs): 166 s here, 164 s of it setup (on
-    2 cores at load 4-7, 2026-12-06)."""
+    """One lm-eval folder with both orders: each task a run of its own, paired. Over 60 s
+    only as the first user of `runs` (its docstring: nine framework runs, 161 s at load
+    8-12, 2026-12-06); 3 s of its own."""
     found = _variants(runs["orders"])
     rows = {r["metric"]: r for r in found["comparisons"]}
     row = rows["coverage"]
@@ -175,6 +175,7 @@ def test_one_lm_eval_folder_holding_both_orders(runs: dict[str, Path]) -> None:
 
 
 def test_two_inspect_logs_of_the_order_option(runs: dict[str, Path]) -> None:
+    """Over 60 s only as the first user of `runs` (its docstring); a second alone."""
     from inspect_ai.log import read_eval_log
 
     found = _variants(runs["easy_to_hard"], runs["hard_to_easy"])
@@ -216,6 +217,7 @@ def test_two_ccpt_bundles_base_and_cot(results_dir: Path, tmp_path: Path) -> Non
 
 
 def test_a_users_lm_eval_task_with_two_temperatures(runs: dict[str, Path]) -> None:
+    """Over 60 s only as the first user of `runs` (its docstring); 7 s alone."""
     found = _variants(runs["t0"], runs["t1"])
     row = next(r for r in found["comparisons"] if r["metric"] == "exact_match")
     assert "temperature: 0 vs 1" in row["differs"] and row["task"] == "capitals_qa"
@@ -242,6 +244,7 @@ def test_a_users_lm_eval_task_with_two_temperatures(runs: dict[str, Path]) -> No
 
 
 def test_an_inspect_task_with_two_system_messages(runs: dict[str, Path]) -> None:
+    """Over 60 s only as the first user of `runs` (its docstring); a second alone."""
     found = _variants(runs["brief"], runs["geo"])
     row = next(r for r in found["comparisons"] if r["metric"] == "match")
     assert "system: You are brief. vs You are a geographer." in row["differs"]
@@ -249,6 +252,7 @@ def test_an_inspect_task_with_two_system_messages(runs: dict[str, Path]) -> None
 
 
 def test_different_seeds_are_not_paired_without_variants(runs: dict[str, Path]) -> None:
+    """Over 60 s only as the first user of `runs` (its docstring); a second alone."""
     code, printed = run_cli("compare", str(runs["seed0"]), str(runs["seed1"]))
     assert code == 1
     (line,) = [x for x in printed.splitlines() if x.startswith("note: cggc_ood:")]

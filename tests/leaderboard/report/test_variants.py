@@ -17,7 +17,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-import sys
 import zlib
 from pathlib import Path
 from typing import Any
@@ -30,14 +29,13 @@ from statsmodels.stats.multitest import multipletests
 from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.tasks import spec_by_name
 from conceptcomb.cli import main
-from conceptcomb.testing.commands import lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
 from conceptcomb.testing.model_server import ModelServer
 from conceptcomb.testing.recorded import recorded_replies, score_predictions
 from tests.ccpt.test_npc_modifier import results_dir  # noqa: F401
 from tests.leaderboard.run_support import run_ok
 
-LM_EVAL = str(Path(sys.executable).parent / "lm_eval")
 CGGC_TASKS = ("cggc_id", "cggc_ood", "cggc_ood_easy2hard", "cggc_ood_hard2easy")
 LIMIT = 12
 
@@ -55,17 +53,18 @@ def concepts_reply(chat: dict[str, Any]) -> str:
 @pytest.fixture(scope="module")
 def cggc_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One lm_eval process on the four CGGC tasks, 12 items each, against the loopback
-    model: each task built draws every test item's demonstrations, and the scoring starts
-    METEOR's JVM. Its first user pays it: 69 s of setup in
-    test_the_report_shows_the_differences_and_their_figure (on 2 cores at load 4-7,
-    2026-12-06)."""
+    model, through lm-eval's command line indexing our tasks only (`OUR_LM_EVAL`): each task
+    built draws every test item's demonstrations, and the scoring starts METEOR's JVM. Its
+    first user pays it: 150 s of setup, 70 s of CPU for the module (195 s and 87 s of CPU
+    with the plain `lm_eval`, which first indexes lm-eval's ~14,000 task files; both alone
+    with -n 0 on 2 cores at load 12, 2026-12-06; 69 s of setup at load 4-7 before)."""
     out = tmp_path_factory.mktemp("cggc-variants") / "lm-eval"
     with ModelServer({}, reply_for=concepts_reply) as server:
         run_ok(lm_eval_command(
             CGGC_TASKS, model="local-chat-completions",
             model_args=f"model=loopback,base_url={server.base_url}/chat/completions,"
             "num_concurrent=4,max_retries=1",
-            limit=LIMIT, program=LM_EVAL, apply_chat_template=True, log_samples=True,
+            limit=LIMIT, program=OUR_LM_EVAL, apply_chat_template=True, log_samples=True,
             output_path=out,
         ))  # fmt: skip
     return out
@@ -95,6 +94,8 @@ def _difference_rows(printed: str, title: str) -> list[list[str]]:
 
 @pytest.mark.slow
 def test_cggc_report_prints_table_4_and_7_paired_differences(cggc_run: Path, capsys) -> None:
+    """`conceptcomb cggc report` prints Tables 4 and 7's paired differences. Over 60 s only
+    as the first user of `cggc_run` (its docstring): 9 s of its own at load 12."""
     assert main(["cggc", "report", str(cggc_run)]) == 0
     printed = capsys.readouterr().out
     table4 = _difference_rows(printed, "CGGC in-distribution")
@@ -116,9 +117,9 @@ def test_cggc_report_prints_table_4_and_7_paired_differences(cggc_run: Path, cap
 
 @pytest.mark.slow
 def test_the_report_shows_the_differences_and_their_figure(cggc_run: Path, tmp_path: Path) -> None:
-    """`conceptcomb report` shows the paired differences, their figures and Holm's p. The
-    first test of the module to ask for `cggc_run` pays it (an lm_eval run of four CGGC
-    tasks): 75 s, 69 s of it setup (on 2 cores at load 4-7, 2026-12-06)."""
+    """`conceptcomb report` shows the paired differences, their figures and Holm's p. Over
+    60 s only as the first user of `cggc_run` (its docstring: an lm_eval run of four CGGC
+    tasks, 150 s at load 12, 2026-12-06); 6 s of its own."""
     out = tmp_path / "report"
     assert main(["report", str(cggc_run), "--out", str(out), "--no-published"]) == 0
     markdown = (out / "cggc.md").read_text()
