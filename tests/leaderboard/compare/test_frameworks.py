@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -26,14 +25,13 @@ from conceptcomb.ccpt.data import CcptItem, load_items
 from conceptcomb.ccpt.judge_tools.plan import dataset_answer
 from conceptcomb.ccpt.lm_eval_hooks import build_docs
 from conceptcomb.ccpt.tasks import spec_by_name
-from conceptcomb.testing.commands import lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
 from conceptcomb.testing.model_server import ModelServer
 from tests.leaderboard.eee_support import run_cli
 from tests.leaderboard.run_support import run_ok
 
 pytestmark = pytest.mark.slow
-LM_EVAL = str(Path(sys.executable).parent / "lm_eval")
 OURS, LIMIT = "ccpt_pi_emergent", 12
 CITIES = "Paris Rome Madrid Lisbon Berlin Vienna Prague Warsaw Oslo Dublin Athens Sofia".split()
 REGIONS = ["north", "south", "east", "west", "centre"]
@@ -47,7 +45,7 @@ def _lm_eval(server: ModelServer, model: str, tasks: str, out: Path, **options: 
         tasks, model="local-chat-completions",
         model_args=f"model={model},base_url={server.base_url}/chat/completions,"
         "num_concurrent=4,max_retries=1",
-        program=LM_EVAL, apply_chat_template=True, log_samples=True, output_path=out, **options,
+        program=OUR_LM_EVAL, apply_chat_template=True, log_samples=True, output_path=out, **options,
     ))  # fmt: skip
 
 
