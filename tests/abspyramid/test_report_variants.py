@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import json
-import sys
 import zlib
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import pytest
 from statsmodels.stats.contingency_tables import mcnemar
 
 from conceptcomb.cli import main
-from conceptcomb.testing.commands import lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command
 from conceptcomb.testing.model_server import ModelServer
 from tests.leaderboard.run_support import run_ok
 
@@ -43,7 +42,7 @@ def test_cot_against_the_zero_shot_answer(abspyramid_dir: Path, tmp_path: Path) 
             TASKS, model="local-chat-completions",
             model_args=f"model=loopback,base_url={server.base_url}/chat/completions,"
             "num_concurrent=4,max_retries=1",
-            program=Path(sys.executable).parent / "lm_eval", apply_chat_template=True,
+            program=OUR_LM_EVAL, apply_chat_template=True,
             log_samples=True, metadata={"data_dir": str(abspyramid_dir)}, output_path=out,
         ))  # fmt: skip
     report = tmp_path / "report"

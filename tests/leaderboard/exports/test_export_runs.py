@@ -28,7 +28,7 @@ from conceptcomb.ccpt.judge_tools.plan import dataset_answer
 from conceptcomb.ccpt.lm_eval_hooks import build_docs
 from conceptcomb.ccpt.tasks import spec_by_name
 from conceptcomb.common.evidence import decode
-from conceptcomb.testing.commands import lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
 from conceptcomb.testing.model_server import ModelServer
 from conceptcomb.testing.recorded import recorded_ratings
@@ -81,7 +81,7 @@ def runs(judge_ratings: dict, tmp_path_factory: pytest.TempPathFactory) -> Path:
             TASK, model="local-chat-completions",
             model_args=f"model={MODEL},base_url={model.base_url}/chat/completions,"
             "num_concurrent=8,max_retries=1",
-            program=Path(sys.executable).parent / "lm_eval", apply_chat_template=True,
+            program=OUR_LM_EVAL, apply_chat_template=True,
             log_samples=True, output_path=root / "results", metadata=metadata,
         )  # fmt: skip
         done = subprocess.run(command, capture_output=True, text=True, timeout=1200)

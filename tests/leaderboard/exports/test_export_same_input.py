@@ -18,12 +18,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conceptcomb.testing.commands import lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command
 from conceptcomb.testing.model_server import ModelServer
 from tests.conftest import SHARED_DATA
 from tests.leaderboard.eee_support import assert_eee_valid, eee_files, rows_of, run_cli
@@ -57,7 +56,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             TASKS, model="local-chat-completions",
             model_args=f"model={model},base_url={server.base_url}/chat/completions,"
             "num_concurrent=1,max_retries=1",
-            limit=LIMIT, program=Path(sys.executable).parent / "lm_eval",
+            limit=LIMIT, program=OUR_LM_EVAL,
             apply_chat_template=True, log_samples=True, output_path=root / "results",
         )  # fmt: skip
         done = subprocess.run(command, capture_output=True, text=True, timeout=1200, env=env)
