@@ -45,6 +45,7 @@ from conceptcomb.common.demonstrations import (
     Difficulty,
     Order,
     OrderedDemonstrations,
+    fast_shuffle,
     missing_levels,
     order_problems,
 )
@@ -178,10 +179,12 @@ class Candidates:
     def best_cover(
         self, labels: list[str], taken: set[str], uncovered: set[str], wanted: Sequence[str]
     ) -> str | None:
-        """What ``max(labels, key=_gain)`` gives, without scoring each of hundreds of labels
-        per step: the first of ``labels`` (shuffled; ``taken``: the labels removed from
-        them) showing the most ``uncovered`` primitives, preferring among those the first
-        that offers a ``wanted`` type; None when no label left shows an uncovered one."""
+        """The label the greedy cover takes next: the first of ``labels`` (shuffled;
+        ``taken``: the labels removed from them) that shows the most ``uncovered``
+        primitives and, among those, offers a ``wanted`` structure type if one does; None
+        when no label left shows an uncovered one. Worked out on the few sets of labels
+        that show the same of the item's primitives, not label by label (hundreds per
+        item), which took most of the time of building cggc_ood."""
         gains: dict[int, list[set[str]]] = defaultdict(list)
         for cover, members in self.by_cover.items():
             if not members <= taken:
@@ -323,7 +326,7 @@ def _covering(item: CggcItem, candidates: Candidates, picker: _Picker) -> list[C
     first that shows the most uncovered primitives (and a missing structure type, if one
     does) gives a demonstration; then any candidates up to k."""
     labels = list(candidates.groups)
-    picker.rng.shuffle(labels)
+    fast_shuffle(picker.rng, labels)
     taken: set[str] = set()  # the labels removed from ``labels``
     uncovered = set(item.relations) if picker.spec.setting == "ood" else set()
     while uncovered:
