@@ -122,11 +122,12 @@ def test_options_are_checked() -> None:
     assert parse_packaging("D2&2") == (2, 2) and parse_packaging(None) is None
 
 
-@pytest.mark.slow  # demonstrations for every test item of five tasks: minutes on 2 cores
+@pytest.mark.slow  # demonstrations for every test item of five tasks (docstring)
 def test_id_and_ood_score_the_same_items_of_the_shipped_dataset() -> None:
     """Table 4's gap compares one item set (cggc README: 15,985 of 16,167 test items).
     It draws the demonstrations of every test item for five tasks on the shipped dataset:
-    108 s on 2 cores at load 4-7 (2026-12-06)."""
+    20.5 s on 2 cores at load 5 (2026-12-06), 32.1 s at that load before the draws' indexes
+    (benchmarks/cggc_build.py)."""
     from conceptcomb.cggc.docs import demonstrations
     from conceptcomb.cggc.tasks import spec_by_name
 

@@ -45,6 +45,7 @@ from conceptcomb.common.demonstrations import (
     Difficulty,
     Order,
     OrderedDemonstrations,
+    fast_shuffle,
     missing_levels,
     order_problems,
 )
@@ -102,10 +103,36 @@ def parse_packaging(value: str | None) -> tuple[int, int] | None:
     return first, second
 
 
+Lists = tuple[list[list[CggcItem]], list[int]]  # non-empty lists, their running lengths
+
+
+class Pools:
+    """Groups to draw one demonstration from (`_Picker.pick`): their member lists, or their
+    lists of some structure types, with the running lengths a draw bisects. Kept per choice
+    of types: the items of one label draw from the same groups thousands of times."""
+
+    __slots__ = ("_lists", "groups")
+
+    def __init__(self, groups: Sequence[Group]) -> None:
+        self.groups = tuple(groups)
+        self._lists: dict[tuple[str, ...] | None, Lists] = {}
+
+    def lists(self, kinds: tuple[str, ...] | None = None) -> Lists:
+        """Every member (``kinds`` None), or the members of each of ``kinds``, group by group."""
+        if kinds not in self._lists:
+            if kinds is None:
+                lists = [g.members for g in self.groups]
+            else:
+                lists = [g.by_type[k] for g in self.groups for k in kinds if k in g.by_type]
+            lists = [members for members in lists if members]
+            self._lists[kinds] = lists, list(itertools.accumulate(map(len, lists)))
+        return self._lists[kinds]
+
+
 class Group:
     """The usable demonstrations of one graph label, also split by structure type."""
 
-    __slots__ = ("by_type", "members")
+    __slots__ = ("_alone", "by_type", "members")
 
     def __init__(self, members: list[CggcItem]) -> None:
         self.members = members
@@ -113,6 +140,63 @@ class Group:
         for x in members:
             if x.structure:
                 self.by_type.setdefault(x.structure, []).append(x)
+        self._alone: Pools | None = None
+
+    @property
+    def alone(self) -> Pools:
+        """This group as the only one to draw from."""
+        if self._alone is None:
+            self._alone = Pools([self])
+        return self._alone
+
+
+class Candidates:
+    """The candidate groups of the items of one label (label -> group, in label order), with
+    what `_covering` asks of them, worked out once for all the items of that label."""
+
+    def __init__(self, groups: dict[str, Group], relations: Iterable[str]) -> None:
+        self.groups = groups
+        self.everything = Pools(list(groups.values()))
+        primitives = frozenset(relations)
+        # The item's primitives a label shows -> the labels that show exactly those.
+        self.by_cover: dict[frozenset[str], set[str]] = defaultdict(set)
+        # Structure type -> the labels whose group has demonstrations of that type.
+        self.offering: dict[str, set[str]] = defaultdict(set)
+        self._showing: dict[frozenset[str], Pools] = {}
+        for label, group in groups.items():
+            self.by_cover[_primitives(label) & primitives].add(label)
+            for kind in group.by_type:
+                self.offering[kind].add(label)
+
+    def showing(self, part: frozenset[str]) -> Pools:
+        """The groups (in label order) whose label shows exactly ``part`` of the item's
+        primitives (`_packaged`)."""
+        if part not in self._showing:
+            labels = self.by_cover.get(part, set())
+            self._showing[part] = Pools([g for x, g in self.groups.items() if x in labels])
+        return self._showing[part]
+
+    def best_cover(
+        self, labels: list[str], taken: set[str], uncovered: set[str], wanted: Sequence[str]
+    ) -> str | None:
+        """The label the greedy cover takes next: the first of ``labels`` (shuffled;
+        ``taken``: the labels removed from them) that shows the most ``uncovered``
+        primitives and, among those, offers a ``wanted`` structure type if one does; None
+        when no label left shows an uncovered one. Worked out on the few sets of labels
+        that show the same of the item's primitives, not label by label (hundreds per
+        item), which took most of the time of building cggc_ood."""
+        gains: dict[int, list[set[str]]] = defaultdict(list)
+        for cover, members in self.by_cover.items():
+            if not members <= taken:
+                gains[len(uncovered & cover)].append(members)
+        most = max(gains, default=0)
+        if most == 0:
+            return None
+        best: set[str] = set().union(*gains[most])
+        offer = best.intersection(set().union(*(self.offering.get(k, ()) for k in wanted)))
+        if not offer <= taken:
+            best = offer
+        return next(filter(best.__contains__, labels))
 
 
 class DemoIndex:
@@ -127,8 +211,8 @@ class DemoIndex:
             for relation in item.relations:
                 self.labels_with[relation].add(item.graph_label)
         self._groups: dict[tuple[str, str], Group] = {}
-        # label -> candidate groups, per (label, setting, view): items of one label share them
-        self.candidates: dict[tuple[str, str, str], dict[str, Group]] = {}
+        # The candidate groups, per (label, setting, view): items of one label share them.
+        self.candidates: dict[tuple[str, str, str], Candidates] = {}
 
     def group(self, label: str, spec: DemoSpec) -> Group:
         """Demonstrations of ``label`` that ``spec`` allows (every type, typed only, one type)."""
@@ -144,7 +228,7 @@ class DemoIndex:
         return self._groups[key]
 
 
-def candidate_groups(item: CggcItem, index: DemoIndex, spec: DemoSpec) -> dict[str, Group]:
+def candidate_groups(item: CggcItem, index: DemoIndex, spec: DemoSpec) -> Candidates:
     """label -> usable demonstrations (the item's own concept set is skipped when picking)."""
     key = (item.graph_label, spec.setting, spec.structure or ("typed" if spec.typed else "all"))
     if key not in index.candidates:
@@ -152,25 +236,27 @@ def candidate_groups(item: CggcItem, index: DemoIndex, spec: DemoSpec) -> dict[s
     return index.candidates[key]
 
 
-def _candidate_groups(item: CggcItem, index: DemoIndex, spec: DemoSpec) -> dict[str, Group]:
+def _candidate_groups(item: CggcItem, index: DemoIndex, spec: DemoSpec) -> Candidates:
     if spec.setting == "id":
         labels = {item.graph_label}
     else:
         labels = set().union(*(index.labels_with.get(r, set()) for r in item.relations))
         labels.discard(item.graph_label)
     groups = {label: index.group(label, spec) for label in sorted(labels)}
-    return {label: group for label, group in groups.items() if group.members}
+    return Candidates(
+        {label: group for label, group in groups.items() if group.members}, item.relations
+    )
 
 
 def cggc_demonstrations(index: DemoIndex, spec: DemoSpec) -> OrderedDemonstrations[CggcItem]:
     """The pool of ``index`` behind the shared core, with CGGC's rule as its selection."""
 
     def selection(item: CggcItem, k: int, rng: random.Random) -> list[CggcItem] | None:
-        groups = candidate_groups(item, index, spec)
+        candidates = candidate_groups(item, index, spec)
         picker = _Picker(spec, rng, item.concept_set_idx)
         if spec.packaging is not None:
-            return _packaged(item, groups, picker)
-        return _covering(item, groups, picker)
+            return _packaged(item, candidates, picker)
+        return _covering(item, candidates, picker)
 
     return OrderedDemonstrations(
         index.pool,
@@ -200,17 +286,17 @@ class _Picker:
         self.chosen: list[CggcItem] = []
         self.sets: set[str] = {item_set}  # never the test item's own concept set
 
-    def missing_types(self) -> list[str]:
+    def missing_types(self) -> tuple[str, ...]:
         if self.spec.order == "random":
-            return []
-        return missing_levels((x.structure for x in self.chosen), STRUCTURE_TYPES)  # type: ignore[return-value]
+            return ()
+        return tuple(missing_levels((x.structure for x in self.chosen), STRUCTURE_TYPES))  # type: ignore[arg-type]
 
-    def draw(self, pools: Sequence[Sequence[CggcItem]]) -> CggcItem | None:
-        """A uniform random member of the pools, from a concept set not used yet, or None."""
-        pools = [pool for pool in pools if pool]
+    def draw(self, lists: Lists) -> CggcItem | None:
+        """A uniform random member of the (non-empty) lists, from a concept set not used
+        yet, or None."""
+        pools, ends = lists
         if not pools:
             return None
-        ends = list(itertools.accumulate(len(pool) for pool in pools))
         for _ in range(16):  # cheap tries first: pools are large, conflicts rare
             at = self.rng.randrange(ends[-1])
             which = bisect.bisect_right(ends, at)
@@ -220,11 +306,9 @@ class _Picker:
         fresh = [x for pool in pools for x in pool if x.concept_set_idx not in self.sets]
         return fresh[self.rng.randrange(len(fresh))] if fresh else None
 
-    def pick(self, groups: Sequence[Group]) -> bool:
-        """Take one demonstration from ``groups``, of a missing type if they hold one."""
-        wanted = self.missing_types()
-        preferred = [g.by_type[kind] for g in groups for kind in wanted if kind in g.by_type]
-        choice = self.draw(preferred) or self.draw([g.members for g in groups])
+    def pick(self, pools: Pools) -> bool:
+        """Take one demonstration from ``pools``' groups, of a missing type if they hold one."""
+        choice = self.draw(pools.lists(self.missing_types())) or self.draw(pools.lists())
         if choice is None:
             return False
         self.chosen.append(choice)
@@ -237,34 +321,29 @@ def _primitives(label: str) -> frozenset[str]:
     return frozenset(label.split("&"))
 
 
-def _gain(label: str, group: Group, uncovered: set[str], wanted: list[str]) -> tuple[int, int]:
-    """(uncovered primitives a label shows, whether it offers a missing structure type)."""
-    offers = any(kind in group.by_type for kind in wanted)
-    return len(uncovered & _primitives(label)), int(offers)
-
-
-def _covering(item: CggcItem, groups: dict[str, Group], picker: _Picker) -> list[CggcItem] | None:
-    """Greedy cover of the item's primitives (ood), then any candidates up to k."""
-    labels = list(groups)
-    picker.rng.shuffle(labels)
+def _covering(item: CggcItem, candidates: Candidates, picker: _Picker) -> list[CggcItem] | None:
+    """Greedy cover of the item's primitives (ood): in a random order of the labels, the
+    first that shows the most uncovered primitives (and a missing structure type, if one
+    does) gives a demonstration; then any candidates up to k."""
+    labels = list(candidates.groups)
+    fast_shuffle(picker.rng, labels)
+    taken: set[str] = set()  # the labels removed from ``labels``
     uncovered = set(item.relations) if picker.spec.setting == "ood" else set()
     while uncovered:
-        wanted = picker.missing_types()
-        gains = {label: _gain(label, groups[label], uncovered, wanted) for label in labels}
-        best = max(labels, key=gains.__getitem__, default=None)
-        if best is None or gains[best][0] == 0 or len(picker.chosen) >= picker.spec.k:
+        best = candidates.best_cover(labels, taken, uncovered, picker.missing_types())
+        if best is None or len(picker.chosen) >= picker.spec.k:
             return None
-        if picker.pick([groups[best]]):
+        if picker.pick(candidates.groups[best].alone):
             uncovered -= _primitives(best)
         labels.remove(best)
-    everything = [groups[label] for label in sorted(groups)]
+        taken.add(best)
     while len(picker.chosen) < picker.spec.k:
-        if not picker.pick(everything):
+        if not picker.pick(candidates.everything):
             return None
     return picker.chosen
 
 
-def _packaged(item: CggcItem, groups: dict[str, Group], picker: _Picker) -> list[CggcItem] | None:
+def _packaged(item: CggcItem, candidates: Candidates, picker: _Picker) -> list[CggcItem] | None:
     """Fig. 4: every demonstration shows exactly one of two groups of the item's primitives."""
     assert picker.spec.packaging is not None
     primitives = sorted(item.relations)
@@ -275,11 +354,8 @@ def _packaged(item: CggcItem, groups: dict[str, Group], picker: _Picker) -> list
     picker.rng.shuffle(partitions)
     for first in partitions:
         parts = (first, set(primitives) - first)
-        sides = [
-            [g for label, g in groups.items() if _primitives(label) & set(primitives) == part]
-            for part in parts
-        ]
-        if not all(sides):
+        sides = [candidates.showing(frozenset(part)) for part in parts]
+        if not all(side.groups for side in sides):
             continue
         trial = _Picker(picker.spec, picker.rng, next(iter(picker.sets)))
         turn = 0

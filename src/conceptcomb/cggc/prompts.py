@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from functools import lru_cache
 
 from conceptcomb.cggc.data import CggcItem, edge_from_official
 from conceptcomb.common.errors import ConfigError
@@ -90,6 +91,9 @@ def graph_text(item: CggcItem, style: PromptStyle, seed: int) -> str:
     return ", ".join(f"<H> {e.head} <R> {e.relation} <T> {e.tail}" for e in triples)
 
 
+# An item's block is wanted more than once (a sample's input and its doc's prompt, other
+# items' demonstrations, the id setting's candidates that are test items too): rendered once.
+@lru_cache(maxsize=1 << 16)
 def question(item: CggcItem, style: PromptStyle, seed: int) -> str:
     """One block up to and including ``sentence:``, without the answer."""
     concepts = ", ".join(item.concepts)

@@ -30,6 +30,7 @@ relations) passes a `Selection`; the generator, the order and its checks stay he
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -158,6 +159,44 @@ def _label(value: Any) -> str:
 def item_rng(seed: Any, item_id: Any, *context: Any) -> random.Random:
     """The generator of one target's draw: seeded by (seed, item id, context...)."""
     return random.Random("|".join(str(part) for part in (seed, item_id, *context)))
+
+
+def fast_shuffle(rng: random.Random, x: list[Any]) -> None:
+    """``rng.shuffle(x)``: the same order and the same state of ``rng`` after it, 3x as fast
+    for lists of hundreds (CGGC shuffles the candidate labels of every item: 32,334 lists
+    of ~370 for cggc_ood), by inlining CPython's `random.Random.shuffle` and its
+    ``_randbelow``. On a Python whose `random` draws otherwise (`_INLINE_SHUFFLE_AGREES`,
+    checked once), ``rng.shuffle``."""
+    if not _INLINE_SHUFFLE_AGREES:
+        rng.shuffle(x)
+        return
+    _inline_shuffle(rng, x)
+
+
+def _inline_shuffle(rng: random.Random, x: list[Any]) -> None:
+    getrandbits = rng.getrandbits
+    for i in range(len(x) - 1, 0, -1):
+        bound = i + 1
+        bits = bound.bit_length()
+        j = getrandbits(bits)
+        while j >= bound:  # _randbelow_with_getrandbits: rejection sampling
+            j = getrandbits(bits)
+        x[i], x[j] = x[j], x[i]
+
+
+def _inline_agrees() -> bool:
+    """Whether `_inline_shuffle` gives what ``Random.shuffle`` gives, state after included."""
+    for seed, size in itertools.product(range(8), (0, 1, 2, 3, 17, 300)):
+        ours, theirs = random.Random(f"check|{seed}"), random.Random(f"check|{seed}")
+        mine, reference = list(range(size)), list(range(size))
+        _inline_shuffle(ours, mine)
+        theirs.shuffle(reference)
+        if mine != reference or ours.getrandbits(64) != theirs.getrandbits(64):
+            return False
+    return True
+
+
+_INLINE_SHUFFLE_AGREES = _inline_agrees()
 
 
 def arrange(

@@ -1,0 +1,87 @@
+"""What building a CGGC task costs: the Inspect task and the lm-eval docs, each in a fresh
+process (nothing cached but the parsed items of the dataset, as for any run after the first).
+
+* ``inspect cggc_ood`` / ``inspect cggc_id`` / ``inspect cggc_ood_typeB``: the ``@task``
+  function called as ``inspect eval conceptcomb/NAME`` calls it (every sample, with its
+  demonstrations drawn, and the other setting's draws for the items both score);
+* ``lm-eval cggc_ood``: the docs of lm-eval's ``custom_dataset`` hook
+  (`conceptcomb.cggc.lm_eval_hooks.load_dataset`): the test docs and the few-shot split.
+
+METEOR's JVM, which both start while the task is built, is not started here: it loads on a
+core of its own in a real run, and here it would only add noise to the figures. Prints, for
+each, the wall and CPU seconds and the peak memory of the process, best of ``--repeats``, as
+``figure:`` lines; `benchmarks/against.py` runs it on a commit and on the working tree and
+prints the ratios:
+
+    python benchmarks/cggc_build.py [--repeats 1] [--only NAME ...]
+    python benchmarks/against.py 9a4b073 --rounds 2 -- cggc_build
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+# The child: build one target, print its costs as one JSON line.
+CHILD = """
+import json, resource, sys, time
+from conceptcomb.cggc import metrics
+metrics.start_meteor = lambda: None  # see the module's docstring
+framework, name = sys.argv[1], sys.argv[2]
+if framework == "inspect":
+    from conceptcomb.cggc.inspect_tasks import TASKS
+    build = TASKS[name]
+else:
+    from conceptcomb.cggc import lm_eval_hooks
+    build = lambda: lm_eval_hooks.load_dataset(name)
+wall, cpu = time.perf_counter(), time.process_time()
+build()
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"wall": wall, "cpu": cpu, "peak": peak}))
+"""
+
+TARGETS = [
+    ("inspect", "cggc_ood"),
+    ("inspect", "cggc_id"),
+    ("inspect", "cggc_ood_typeB"),
+    ("lm-eval", "cggc_ood"),
+]
+
+
+def measure(framework: str, name: str) -> dict[str, float]:
+    """One build in a fresh interpreter: its wall and CPU seconds, its peak memory (MiB)."""
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, framework, name],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{framework} {name} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=1, help="builds of each, best kept (1)")
+    parser.add_argument("--only", nargs="*", default=None, help="task names to build")
+    args = parser.parse_args(argv)
+    for framework, name in TARGETS:
+        if args.only and name not in args.only:
+            continue
+        runs = [measure(framework, name) for _ in range(args.repeats)]
+        best = min(runs, key=lambda run: run["wall"])
+        label = f"{framework} {name}"
+        print(f"{label:<24} wall {best['wall']:6.2f} s  cpu {best['cpu']:6.2f} s  "
+              f"peak {best['peak']:6.0f} MiB")  # fmt: skip
+        print(f"figure: {label}, wall = {best['wall']:.3f} s")
+        print(f"figure: {label}, cpu = {best['cpu']:.3f} s")
+        print(f"figure: {label}, peak memory = {best['peak']:.0f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
