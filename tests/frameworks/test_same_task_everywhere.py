@@ -15,6 +15,9 @@ each framework sent and what a bundle of each run records. Then:
   Inspect, message by message, whitespace included, for its first three items; the
   log-likelihood tasks the same context, with the continuations each framework scores;
 * each framework's record of what it sent is what reached the server.
+
+The two installs and their captures (`captures`) are paid by the module's first test, in
+random order any of them: 245 s in CI's clean-clone run of 2026-12-06 (load 3.4).
 """
 
 from __future__ import annotations

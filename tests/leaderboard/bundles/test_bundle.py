@@ -1,4 +1,10 @@
-"""Leaderboard bundles from real runs of SmolLM2, and what validation refuses."""
+"""Leaderboard bundles from real runs of SmolLM2, and what validation refuses.
+
+The runs (`real_runs`, tests/leaderboard/conftest.py: one lm-eval and one Inspect process,
+each loading SmolLM2 from the GGUF) and this module's calibration and bundles are paid by its
+first test, in random order any of them: 102 s in CI's clean-clone run of 2026-12-06 (load
+3.4).
+"""
 
 from __future__ import annotations
 

@@ -1,7 +1,12 @@
 """CGGC per-item evidence in bundles: real lm-eval and Inspect runs of ``cggc_ood_verified``
 (SmolLM2, the loopback server as verifier, 3 items), validated, then tampered with and
 resealed with the package's own hash functions; and a reference-replies bundle through
-``conceptcomb score --samples-output`` and ``conceptcomb report``."""
+``conceptcomb score --samples-output`` and ``conceptcomb report``.
+
+The two runs (each a process that builds the CGGC task, loads SmolLM2 and starts METEOR's
+JVM) are paid by the module's first test, in random order any of them: 71 s in CI's
+clean-clone run of 2026-12-06 (load 3.4).
+"""
 
 from __future__ import annotations
 
