@@ -211,6 +211,30 @@ def made_once(
     return folder
 
 
+def model_run_once(
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    command_for: Callable[[Path], list[str]],
+    timeout: int,
+) -> tuple[Path, str]:
+    """A model run made once per session (`made_once`): ``command_for(folder)`` (the command
+    writing its outputs in ``folder``) run in the tests' model-run environment; the folder and
+    what the command printed. ``command_for`` asks for its fixtures itself, so that a worker
+    finding the run made needs none of them."""
+    from conceptcomb.testing.commands import model_run_env
+
+    def make(folder: Path) -> None:
+        done = subprocess.run(
+            command_for(folder), capture_output=True, text=True, timeout=timeout,
+            env=model_run_env(),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
+        (folder / "printed.txt").write_text(done.stdout, encoding="utf-8")
+
+    folder = made_once(tmp_path_factory, name, make)
+    return folder, (folder / "printed.txt").read_text(encoding="utf-8")
+
+
 @pytest.fixture(scope="session")
 def smollm2_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The packaged SmolLM2 converted once per session (`made_once`: under xdist, by one
@@ -255,7 +279,7 @@ ABSPYRAMID_LM_EVAL_LIMIT = 3
 
 
 @dataclass
-class AbspyramidLmEvalRun:
+class LmEvalRun:
     out: Path  # lm-eval's --output_path
     table: str  # what lm-eval printed
 
@@ -263,36 +287,27 @@ class AbspyramidLmEvalRun:
 @pytest.fixture(scope="session")
 def abspyramid_lm_eval(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> AbspyramidLmEvalRun:
+) -> LmEvalRun:
     """One real lm-eval run of SmolLM2 on `ABSPYRAMID_LM_EVAL_TASKS`, 3 items each, on the
     test data folder, made once per session (`made_once`: under xdist by the first worker
     asking, for all), shared by tests/abspyramid's lm-eval and Inspect tests and the
     AbsPyramid evidence tests. One lm_eval process (lm-eval's command line indexing our
     tasks only, its threads waiting passively) loading SmolLM2 (hf runner, one item at a
     time): log-likelihood, in-context and zero-shot generated detection, and generation."""
-    from conceptcomb.testing.commands import model_run_env
     from tests.abspyramid.conftest import lm_eval_command
 
     require_shared_data()
 
-    def make(folder: Path) -> None:
-        # Asked for here, not as arguments: a worker that finds the run made needs neither.
+    def command(folder: Path) -> list[str]:
         model = request.getfixturevalue("smollm2_folder")
         data = request.getfixturevalue("abspyramid_dir")
-        command = lm_eval_command(
+        return lm_eval_command(
             model, ",".join(ABSPYRAMID_LM_EVAL_TASKS), ABSPYRAMID_LM_EVAL_LIMIT, data,
             folder / "out",
         )  # fmt: skip
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=1500, env=model_run_env()
-        )
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-        (folder / "table.txt").write_text(done.stdout, encoding="utf-8")
 
-    folder = made_once(tmp_path_factory, "abspyramid-lm-eval", make)
-    return AbspyramidLmEvalRun(
-        out=folder / "out", table=(folder / "table.txt").read_text(encoding="utf-8")
-    )
+    folder, printed = model_run_once(tmp_path_factory, "abspyramid-lm-eval", command, 1500)
+    return LmEvalRun(folder / "out", printed)
 
 
 # The tasks of the one AbsPyramid Inspect run: the evidence tests bundle them all,
@@ -319,29 +334,21 @@ def abspyramid_inspect(
     tests/abspyramid/test_inspect.py. One inspect eval process (its threads waiting
     passively) loading SmolLM2: first-token logprobs for noun and event detection, generated
     labels, generated concepts."""
-    from conceptcomb.testing.commands import inspect_eval_command, model_run_env
+    from conceptcomb.testing.commands import inspect_eval_command
 
     require_shared_data()
 
-    def make(folder: Path) -> None:
-        # Asked for here, not as arguments: a worker that finds the run made needs neither.
+    def command(folder: Path) -> list[str]:
         model = request.getfixturevalue("smollm2_inspect_model")
         data = request.getfixturevalue("abspyramid_dir")
-        command = inspect_eval_command(
+        return inspect_eval_command(
             [f"conceptcomb/{task}" for task in ABSPYRAMID_INSPECT_TASKS], model=model,
             task_args={"data_dir": data}, limit=ABSPYRAMID_LM_EVAL_LIMIT,
             log_dir=folder / "logs", display="plain",
         )  # fmt: skip
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=1500, env=model_run_env()
-        )
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-        (folder / "printed.txt").write_text(done.stdout, encoding="utf-8")
 
-    folder = made_once(tmp_path_factory, "abspyramid-inspect", make)
-    return AbspyramidInspectRun(
-        folder / "logs", (folder / "printed.txt").read_text(encoding="utf-8")
-    )
+    folder, printed = model_run_once(tmp_path_factory, "abspyramid-inspect", command, 1500)
+    return AbspyramidInspectRun(folder / "logs", printed)
 
 
 # --- CCPT: one real lm-eval run, for tests/ccpt and the re-scoring tests of bundles ----------
@@ -361,42 +368,30 @@ MCRAE_LM_EVAL_TASK = "mcrae_esslli44"
 MCRAE_LM_EVAL_LIMIT = 2
 
 
-@dataclass
-class McraeLmEvalRun:
-    out: Path  # lm-eval's --output_path
-    table: str  # what lm-eval printed
-
-
 @pytest.fixture(scope="session")
 def mcrae_lm_eval(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> McraeLmEvalRun:
+) -> LmEvalRun:
     """One real lm-eval run of SmolLM2 on 2 concepts of mcrae_esslli44 (chat template, up to
     80 tokens each), made once per session (`made_once`: under xdist by the first worker
     asking, for all), shared by tests/mcrae/test_frameworks.py's rescoring test and the McRae
     evidence tests (tests/leaderboard/checks/test_mcrae_evidence.py). One lm_eval process
     (lm-eval's command line indexing our tasks only, its threads waiting passively) loading
     SmolLM2 (hf runner)."""
-    from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command, model_run_env
+    from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command
 
     require_shared_data()
 
-    def make(folder: Path) -> None:
-        # Asked for here, not as an argument: a worker that finds the run made needs none.
+    def command(folder: Path) -> list[str]:
         model = request.getfixturevalue("smollm2_folder")
-        command = lm_eval_command(
+        return lm_eval_command(
             MCRAE_LM_EVAL_TASK, model="hf", model_args=f"pretrained={model}",
             limit=MCRAE_LM_EVAL_LIMIT, apply_chat_template=True, gen_kwargs="max_gen_toks=80",
             log_samples=True, output_path=folder / "out", program=OUR_LM_EVAL,
         )  # fmt: skip
-        done = subprocess.run(
-            command, capture_output=True, text=True, timeout=900, env=model_run_env()
-        )
-        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-        (folder / "table.txt").write_text(done.stdout, encoding="utf-8")
 
-    folder = made_once(tmp_path_factory, "mcrae-lm-eval", make)
-    return McraeLmEvalRun(folder / "out", (folder / "table.txt").read_text(encoding="utf-8"))
+    folder, printed = model_run_once(tmp_path_factory, "mcrae-lm-eval", command, 900)
+    return LmEvalRun(folder / "out", printed)
 
 
 # --- environments CI makes in the background, beside the suite -------------------------------
