@@ -279,7 +279,7 @@ ABSPYRAMID_LM_EVAL_LIMIT = 3
 
 
 @dataclass
-class LmEvalRun:
+class LmEvalOutput:
     out: Path  # lm-eval's --output_path
     table: str  # what lm-eval printed
 
@@ -287,7 +287,7 @@ class LmEvalRun:
 @pytest.fixture(scope="session")
 def abspyramid_lm_eval(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> LmEvalRun:
+) -> LmEvalOutput:
     """One real lm-eval run of SmolLM2 on `ABSPYRAMID_LM_EVAL_TASKS`, 3 items each, on the
     test data folder, made once per session (`made_once`: under xdist by the first worker
     asking, for all), shared by tests/abspyramid's lm-eval and Inspect tests and the
@@ -307,7 +307,7 @@ def abspyramid_lm_eval(
         )  # fmt: skip
 
     folder, printed = model_run_once(tmp_path_factory, "abspyramid-lm-eval", command, 1500)
-    return LmEvalRun(folder / "out", printed)
+    return LmEvalOutput(folder / "out", printed)
 
 
 # The tasks of the one AbsPyramid Inspect run: the evidence tests bundle them all,
@@ -371,7 +371,7 @@ MCRAE_LM_EVAL_LIMIT = 2
 @pytest.fixture(scope="session")
 def mcrae_lm_eval(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> LmEvalRun:
+) -> LmEvalOutput:
     """One real lm-eval run of SmolLM2 on 2 concepts of mcrae_esslli44 (chat template, up to
     80 tokens each), made once per session (`made_once`: under xdist by the first worker
     asking, for all), shared by tests/mcrae/test_frameworks.py's rescoring test and the McRae
@@ -391,7 +391,7 @@ def mcrae_lm_eval(
         )  # fmt: skip
 
     folder, printed = model_run_once(tmp_path_factory, "mcrae-lm-eval", command, 900)
-    return LmEvalRun(folder / "out", printed)
+    return LmEvalOutput(folder / "out", printed)
 
 
 # --- environments CI makes in the background, beside the suite -------------------------------

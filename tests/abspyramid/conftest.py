@@ -17,7 +17,7 @@ from scripts import abspyramid_sample_folder as sample_folder
 from tests.conftest import (
     ABSPYRAMID_LM_EVAL_TASKS,
     SHARED_DATA,
-    LmEvalRun,
+    LmEvalOutput,
     read_jsonl,
 )
 
@@ -49,7 +49,7 @@ def lm_eval_command(model: Path, tasks: str, limit: int, data_dir: Path, out: Pa
 
 
 @pytest.fixture(scope="session")
-def lm_eval_run(abspyramid_lm_eval: LmEvalRun) -> dict:
+def lm_eval_run(abspyramid_lm_eval: LmEvalOutput) -> dict:
     """The session's real lm-eval run of SmolLM2 (`abspyramid_lm_eval`, tests/conftest.py:
     3 items each of log-likelihood, in-context and zero-shot detection and of generation,
     also bundled by the evidence tests), as the lm-eval and Inspect tests read it: the

@@ -17,7 +17,7 @@ from conceptcomb.mcrae.inspect_tasks import TASKS
 from conceptcomb.mcrae.metrics import metric_infos
 from conceptcomb.mcrae.prompts import user_prompt
 from conceptcomb.mcrae.rescore import rescore
-from tests.conftest import LmEvalRun, read_jsonl
+from tests.conftest import LmEvalOutput, read_jsonl
 from tests.mcrae.test_metrics import gold_phrases
 
 pytestmark = pytest.mark.shared_data
@@ -79,7 +79,7 @@ def test_inspect_tie_rule_option(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_smollm2_in_lm_eval_then_rescored_and_replayed_in_inspect(
-    mcrae_lm_eval: LmEvalRun, tmp_path: Path
+    mcrae_lm_eval: LmEvalOutput, tmp_path: Path
 ) -> None:
     """The acceptance command on 2 concepts (the session's `mcrae_lm_eval`, tests/conftest.py,
     which the McRae evidence tests bundle); its replies give the same numbers everywhere.

@@ -26,7 +26,7 @@ from tests.conftest import (
     ABSPYRAMID_LM_EVAL_LIMIT,
     ABSPYRAMID_LM_EVAL_TASKS,
     AbspyramidInspectRun,
-    LmEvalRun,
+    LmEvalOutput,
 )
 from tests.leaderboard.checks.test_evidence import run_cli
 from tests.leaderboard.eee_support import (
@@ -51,7 +51,7 @@ BUNDLED = {"lm-eval": ABSPYRAMID_LM_EVAL_TASKS, "inspect": ABSPYRAMID_INSPECT_TA
 
 @pytest.fixture(scope="module")
 def bundles(
-    abspyramid_lm_eval: LmEvalRun,
+    abspyramid_lm_eval: LmEvalOutput,
     abspyramid_inspect: AbspyramidInspectRun,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Path]:

@@ -17,7 +17,7 @@ from conceptcomb.leaderboard.checks.validate import check_bundle
 from conceptcomb.mcrae.evidence import McraeEvidence
 from conceptcomb.mcrae.metrics import MODES
 from conceptcomb.testing.commands import inspect_eval_command
-from tests.conftest import MCRAE_LM_EVAL_LIMIT, MCRAE_LM_EVAL_TASK, LmEvalRun
+from tests.conftest import MCRAE_LM_EVAL_LIMIT, MCRAE_LM_EVAL_TASK, LmEvalOutput
 from tests.leaderboard.checks.test_evidence import run_cli
 from tests.leaderboard.eee_support import (
     edited_reply_is_caught,
@@ -36,7 +36,7 @@ LIMIT = MCRAE_LM_EVAL_LIMIT
 
 @pytest.fixture(scope="module")
 def bundles(
-    mcrae_lm_eval: LmEvalRun,
+    mcrae_lm_eval: LmEvalOutput,
     smollm2_inspect_model: list[str],
     tmp_path_factory: pytest.TempPathFactory,
 ) -> dict[str, Path]:
