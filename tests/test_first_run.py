@@ -47,14 +47,8 @@ def inspect_command(task: str, *options: str) -> list[str]:
     return [*inspect_eval_command(f"conceptcomb/{task}", model="mockllm/model", limit=1), *options]
 
 
-def lm_eval_command(task: str, metadata: dict, program=commands.OUR_LM_EVAL) -> list[str]:
-    """lm-eval's command line (model dummy, 1 item) indexing our tasks only
-    (`commands.OUR_LM_EVAL`): lm-eval's parser, runner and task build, without first indexing
-    its ~14,000 task files (issue 53). That a plain ``lm_eval`` prints our error as one line
-    too (our excepthook installed when lm-eval loads our task) is
-    tests/test_first_contact.py::test_lm_eval_data_error_is_one_line, run as a user types it."""
-    return commands.lm_eval_command(task, model="dummy", limit=1, metadata=metadata,
-                                    program=program)  # fmt: skip
+def lm_eval_command(task: str, metadata: dict) -> list[str]:
+    return commands.lm_eval_command(task, model="dummy", limit=1, metadata=metadata)
 
 
 def our_line(done: subprocess.CompletedProcess, status: int = 1) -> str:
@@ -166,9 +160,7 @@ sys.argv = {argv!r}
 {main}
 """
 INSPECT_MAIN = "from inspect_ai._cli.main import main\nmain()"
-# lm-eval's `cli_evaluate` indexing our tasks only (`commands.OUR_LM_EVAL`'s module), which
-# reads the options after ``argv[0]``.
-LM_EVAL_MAIN = "from conceptcomb.frameworks.lm_eval_our_tasks import main\nsys.exit(main())"
+LM_EVAL_MAIN = "from lm_eval.__main__ import cli_evaluate\ncli_evaluate()"
 
 
 def without_cggc_extra(argv: list[str], main: str, cwd: Path):
@@ -189,8 +181,7 @@ def test_lm_eval_cggc_without_its_extra_stops_before_generation(tmp_path: Path) 
     lm-eval process (model dummy) that stops in the task's build, before any data is read:
     the time is lm-eval's start, its imports and the indexing of its own task folders and
     ours. 100 s on 2 cores at load 4-7 (2026-12-06)."""
-    argv = lm_eval_command("cggc_ood", {}, program="lm_eval")
-    done = without_cggc_extra(argv, LM_EVAL_MAIN, tmp_path)
+    done = without_cggc_extra(lm_eval_command("cggc_ood", {}), LM_EVAL_MAIN, tmp_path)
     assert "pip install 'conceptcomb[cggc]'" in our_line(done)
     assert "Running generate_until requests" not in done.stderr
 
