@@ -59,9 +59,15 @@ def run_cli(*args: str) -> tuple[int, str]:
         "AKIA" + "IOSFODNN7EXAMPLE",
         "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.abcdefghij",
         "-----BEGIN RSA PRIVATE KEY-----",
+        "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+        "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+        "github_pat_" + "11ABCDEFG0123456789_abcdefghij",
+        "xoxb-" + "1234567890-abcdefghij",
     ],
 )
 def test_credential_looking_strings_are_found_and_redacted(text: str) -> None:
+    """Each of the 8 kinds of `SECRET_PATTERNS` found (its `SECRET_MARKS` text lets it be
+    searched for) and redacted."""
     bundle = {"notes": [f"ran with {text} set"]}
     assert find_secrets(bundle)[0].startswith("bundle.notes[0] holds what looks like")
     assert find_secrets(redact(bundle)) == []
