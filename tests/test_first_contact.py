@@ -108,8 +108,10 @@ def test_inspect_cggc_with_the_printed_smollm2_options(
     folder the demo converted (the conversion from an empty HOME is the demo's); then one
     inspect eval process reads the CGGC dataset from the demo's cache (the parse into an
     empty cache is test_readme_offline_smoke_test's), builds the task (every test item's
-    demonstrations), loads SmolLM2, answers and scores 3 items (METEOR's JVM). It was 75 s
-    alone from an empty HOME (111 s in CI), on 2 cores at load 5 (2026-12-06)."""
+    demonstrations), loads SmolLM2, answers and scores 3 items (METEOR's JVM): 67 s alone
+    (`-n 0`) at load 4, 75 s from an empty HOME at load 5 (111 s in CI), on 2 cores
+    (2026-12-06); about 45 s of it inspect eval's start (its imports, torch's and
+    transformers') and the task's build, 20 s the 3 samples (SmolLM2 on the CPU, METEOR)."""
     user = next_command(after_the_demo, tmp_path)
     printed = run(["conceptcomb", "smollm2"], user, timeout=300)
     assert printed.returncode == 0, printed.stderr[-2000:]
@@ -131,8 +133,9 @@ def test_inspect_cggc_with_the_printed_smollm2_options(
 def test_lm_eval_cggc_with_no_data_option(after_the_demo: AfterTheDemo, tmp_path: Path) -> None:
     """A plain ``lm_eval`` (lm-eval's own index of every task, as a user types it) on 3 items
     of cggc_ood_easy2hard with no data option: the shipped dataset, read from the demo's
-    cache (`after_the_demo`), SmolLM2 the folder the demo converted. It was 47 s alone from
-    an empty HOME (the dataset parsed into it), on 2 cores at load 5 (2026-12-06)."""
+    cache (`after_the_demo`), SmolLM2 the folder the demo converted: 54 s alone (`-n 0`) at
+    load 4, 47 s + 12 s of setup (the session's SmolLM2 folder) from an empty HOME at load
+    5, on 2 cores (2026-12-06)."""
     user = next_command(after_the_demo, tmp_path)
     smollm2_folder = Path(user[0]["HOME"]) / ".cache" / "conceptcomb" / "smollm2-135m-instruct-hf"
     assert (smollm2_folder / "config.json").is_file()  # the demo's conversion
