@@ -76,10 +76,11 @@ def _as_run(block: str, url: str) -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("name", DOCS)
 def test_every_bash_block_runs_as_written(name: str, tmp_path: Path) -> None:
-    """Each page's bash blocks in order (see the module docstring). Minutes, not seconds
-    (comparing.md: 2 min 41 s on 2 cores at load 6, 2026-12-06): four framework runs, each
-    a fresh lm_eval or inspect process (their imports alone take seconds), and the compares
-    with their bootstrap intervals."""
+    """Each page's bash blocks in order (see the module docstring). Tens of seconds to
+    minutes (comparing.md: 2 min 41 s on 2 cores at load 6; alone, `-n 0`, at load 5-6:
+    39 s, ordered-demonstrations.md 29 s; all 2026-12-06): four framework runs, each a fresh
+    lm_eval or inspect process (their imports alone take seconds), and the compares with
+    their bootstrap intervals. The commands are the pages' as written: nothing to size."""
     (tmp_path / "examples").symlink_to(REPO / "examples")
     shell = [text for lang, text in blocks(name) if lang == "bash"]
     assert shell and all("$(conceptcomb smollm2" in b or "conceptcomb compare" in b for b in shell)
@@ -127,7 +128,8 @@ def test_running_md_inspect_score_block_runs_as_written(benchmark: str, tmp_path
     loopback server that answers each item (a property, a sentence), ``openai/gpt-4o`` a
     loopback judge (OPENAI_BASE_URL), which `inspect score` asks and nothing else does: each
     of its questions once (CCPT: 3 items, 3 questions each; CGGC: each distinct edge of the
-    items' graphs with the sentence). CGGC's case takes 60-90 s on 2 busy cores: the block's
+    items' graphs with the sentence). CGGC's case takes 60-90 s on 2 busy cores (55 s alone,
+    `-n 0`, at load 5-6, 2026-12-06; CCPT's 12 s): the block's
     `inspect eval` builds the whole task as a user's run does (the demonstrations of its
     15,985 items drawn, over a minute of CPU) before its 3 samples run."""
     from inspect_ai.log import read_eval_log
@@ -182,7 +184,8 @@ def test_cggc_readme_recipes_run_as_written(tmp_path: Path) -> None:
     the model (a loopback server, as above) and ``--limit 20``, here 2. Issue 54: these
     recipes added ``--include_path "$(conceptcomb tasks-path)"``, which on a regular install
     printed one "overrides existing task" warning per task (96); no command prints one.
-    It takes minutes (4 min 14 s on 2 cores at load 6, 2026-12-06): three framework runs and
+    It takes minutes (4 min 14 s on 2 cores at load 6; alone, `-n 0`, 131 s at load 5-6;
+    both 2026-12-06), the recipes being run as written: three framework runs and
     a report, each scoring CGGC, and each CGGC scoring starts METEOR's JVM (~12 s of CPU for
     its paraphrase tables); with the old ``--include_path`` the lm_eval lines print 96
     warnings."""

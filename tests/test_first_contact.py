@@ -2,7 +2,13 @@
 cache), no ../shared, no offline switches: the README's demo and the design card's commands.
 
 Each command runs in a subprocess from an empty folder, with the environment of a fresh
-shell (PATH and the like) and nothing of the test session's isolation.
+shell (PATH and the like) and nothing of the test session's isolation. The README's demo and
+offline smoke test and the error tests start from an empty HOME; the framework commands a
+user runs next (the Inspect command `conceptcomb smollm2` prints, a plain ``lm_eval``) run in
+the HOME the demo left (`after_the_demo`: its SmolLM2 folder, its CGGC dataset cache), as a
+new user's next commands do: the demo's run pays the GGUF's conversion and the dataset's
+parse into an empty cache once, not once more for each (issue 53), and Inspect's parse into
+an empty cache stays the smoke test's.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import json
 import os
 import shlex
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -40,9 +47,42 @@ def run(command: list[str], user: tuple[dict[str, str], Path], timeout: int = 90
     )
 
 
+@dataclass
+class AfterTheDemo:
+    demo: subprocess.CompletedProcess  # `conceptcomb demo`, run from an empty HOME
+    env: dict[str, str]  # the user's environment: HOME the demo's, its cache filled
+
+
+@pytest.fixture(scope="module")
+def after_the_demo(tmp_path_factory: pytest.TempPathFactory) -> AfterTheDemo:
+    """`conceptcomb demo` run once in this module, as a new user first runs it (an empty
+    HOME, see `user`), and the HOME it leaves, where the tests of the commands a user runs
+    next run them (each from a folder of its own)."""
+    root = tmp_path_factory.mktemp("first-contact")
+    home, work, tmp = root / "home", root / "work", root / "tmp"
+    for folder in (home, work, tmp):
+        folder.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(SESSION_PREFIXES)}
+    env["HOME"], env["TMPDIR"] = str(home), str(tmp)
+    return AfterTheDemo(run(["conceptcomb", "demo"], (env, work)), env)
+
+
+def next_command(after: AfterTheDemo, tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """(environment, working folder) of a command run after the demo: the demo's HOME, an
+    empty folder of the test's own."""
+    work = tmp_path / "work"
+    work.mkdir()
+    return after.env, work
+
+
 @pytest.mark.slow
-def test_demo_runs_real_items_with_a_judge(user) -> None:
-    done = run(["conceptcomb", "demo"], user)
+def test_demo_runs_real_items_with_a_judge(after_the_demo: AfterTheDemo) -> None:
+    """`conceptcomb demo` from an empty HOME (`after_the_demo`, which the module's first test
+    to ask pays): it converts the packaged GGUF, parses the CGGC dataset into the empty
+    cache, runs lm-eval on real items with a loopback judge and CCPT where it can. 63 s of
+    call alone on 2 cores at load 5 (2026-12-06); where `test_inspect_cggc_...` or
+    `test_lm_eval_cggc_...` asks first, that test's setup."""
+    done = after_the_demo.demo
     out = done.stdout
     assert done.returncode == 0, (out + done.stderr)[-3000:]
     assert "CGGC: the dataset shipped with conceptcomb" in out
@@ -60,12 +100,19 @@ def test_demo_runs_real_items_with_a_judge(user) -> None:
 
 
 @pytest.mark.slow
-def test_inspect_cggc_with_the_printed_smollm2_options(user) -> None:
-    """The Inspect command `conceptcomb smollm2` prints, run on 3 items of conceptcomb/cggc.
-    With the empty HOME, `conceptcomb smollm2` first converts the GGUF; then one inspect eval
-    process parses the CGGC dataset into an empty cache, builds the task (every test item's
-    demonstrations), loads SmolLM2, answers and scores 3 items (METEOR's JVM). 111 s on 2
-    cores at load 4-7 (2026-12-06)."""
+def test_inspect_cggc_with_the_printed_smollm2_options(
+    after_the_demo: AfterTheDemo, tmp_path: Path
+) -> None:
+    """The Inspect command `conceptcomb smollm2` prints, run on 3 items of conceptcomb/cggc,
+    in the HOME the demo left (`after_the_demo`): `conceptcomb smollm2` finds the SmolLM2
+    folder the demo converted (the conversion from an empty HOME is the demo's); then one
+    inspect eval process reads the CGGC dataset from the demo's cache (the parse into an
+    empty cache is test_readme_offline_smoke_test's), builds the task (every test item's
+    demonstrations), loads SmolLM2, answers and scores 3 items (METEOR's JVM): 67 s alone
+    (`-n 0`) at load 4, 75 s from an empty HOME at load 5 (111 s in CI), on 2 cores
+    (2026-12-06); about 45 s of it inspect eval's start (its imports, torch's and
+    transformers') and the task's build, 20 s the 3 samples (SmolLM2 on the CPU, METEOR)."""
+    user = next_command(after_the_demo, tmp_path)
     printed = run(["conceptcomb", "smollm2"], user, timeout=300)
     assert printed.returncode == 0, printed.stderr[-2000:]
     line = next(row for row in printed.stdout.splitlines() if row.startswith("HF_HUB_OFFLINE"))
@@ -83,7 +130,15 @@ def test_inspect_cggc_with_the_printed_smollm2_options(user) -> None:
 
 
 @pytest.mark.slow
-def test_lm_eval_cggc_with_no_data_option(user, smollm2_folder: Path) -> None:
+def test_lm_eval_cggc_with_no_data_option(after_the_demo: AfterTheDemo, tmp_path: Path) -> None:
+    """A plain ``lm_eval`` (lm-eval's own index of every task, as a user types it) on 3 items
+    of cggc_ood_easy2hard with no data option: the shipped dataset, read from the demo's
+    cache (`after_the_demo`), SmolLM2 the folder the demo converted: 54 s alone (`-n 0`) at
+    load 4, 47 s + 12 s of setup (the session's SmolLM2 folder) from an empty HOME at load
+    5, on 2 cores (2026-12-06)."""
+    user = next_command(after_the_demo, tmp_path)
+    smollm2_folder = Path(user[0]["HOME"]) / ".cache" / "conceptcomb" / "smollm2-135m-instruct-hf"
+    assert (smollm2_folder / "config.json").is_file()  # the demo's conversion
     out = user[1] / "out"
     done = run(
         lm_eval_command(

@@ -108,7 +108,9 @@ def test_a_checked_grader_role_then_judges_the_run(tmp_path: Path) -> None:
     """Checked once when the task was built (not again in its setup), then the role's own
     model judges the run. One inspect eval process (mockllm, 1 item): Inspect's start, the
     task built (every test item's demonstrations), the reply scored (METEOR's JVM) and
-    verified through the loopback server. 84 s on 2 cores at load 4-7 (2026-12-06)."""
+    verified through the loopback server. 84 s on 2 cores at load 4-7 (2026-12-06); alone
+    (`-n 0`, load 4-5.5, the same day) 33-49 s, the most where it is the first of the
+    session to parse the CGGC dataset into the session's empty cache."""
     role, key = ROLE, ROLE_KEY
     with LoopbackServer() as server:
         done = run(inspect_command("cggc_ood_easy2hard_verified", *role, "--log-dir", "logs"),
@@ -180,7 +182,8 @@ def test_lm_eval_cggc_without_its_extra_stops_before_generation(tmp_path: Path) 
     """lm-eval's entry point without spaCy and pycocoevalcap: our line, no generation. One
     lm-eval process (model dummy) that stops in the task's build, before any data is read:
     the time is lm-eval's start, its imports and the indexing of its own task folders and
-    ours. 100 s on 2 cores at load 4-7 (2026-12-06)."""
+    ours. 100 s on 2 cores at load 4-7 (2026-12-06); 4.6 s alone (`-n 0`, load 4-5.5, the
+    same day)."""
     done = without_cggc_extra(lm_eval_command("cggc_ood", {}), LM_EVAL_MAIN, tmp_path)
     assert "pip install 'conceptcomb[cggc]'" in our_line(done)
     assert "Running generate_until requests" not in done.stderr
@@ -224,7 +227,7 @@ def test_lm_eval_local_judge_not_found_is_one_line(tmp_path: Path) -> None:
     """A local judge folder that is not there: one line. One lm_eval process (model dummy)
     that stops in the task's build, before any data is read: the time is lm-eval's start,
     its imports and the indexing of its own task folders and ours. 93 s on 2 cores at load
-    4-7 (2026-12-06)."""
+    4-7 (2026-12-06); 4.8 s alone (`-n 0`, load 4-5.5, the same day)."""
     metadata = {"judge": "local", "judge_model": NO_SUCH_MODEL}
     line = our_line(run(lm_eval_command("cggc_ood_verified", metadata), tmp_path))
     assert f"judge_model={NO_SUCH_MODEL}: no such folder" in line
@@ -234,7 +237,7 @@ def test_lm_eval_misspelt_metadata_key_asks_did_you_mean(tmp_path: Path) -> None
     """A misspelt --metadata key: one line naming the key meant. One lm_eval process (model
     dummy) that stops in the task's build, before any data is read: the time is lm-eval's
     start, its imports and the indexing of its own task folders and ours. 62 s on 2 cores
-    at load 4-7 (2026-12-06)."""
+    at load 4-7 (2026-12-06); 5.1 s alone (`-n 0`, load 4-5.5, the same day)."""
     metadata = {"judge_url": UNREACHABLE, "judge_model": "x"}
     line = our_line(run(lm_eval_command("cggc_ood_verified", metadata), tmp_path))
     assert "--metadata has 'judge_url'" in line and "did you mean 'judge_base_url'?" in line
@@ -315,7 +318,8 @@ def test_a_judge_that_dies_mid_run_is_counted_and_one_warning_line(tmp_path: Pat
     failure, counted (verifier_failures) and said in one WARNING line; no traceback. One
     inspect eval process (mockllm, 1 item): Inspect's start, the task built (every test
     item's demonstrations), the reply scored (METEOR's JVM), its judge questions failing.
-    151 s on 2 cores at load 4-7 (2026-12-06)."""
+    151 s on 2 cores at load 4-7 (2026-12-06); 27-29 s alone (`-n 0`, load 4-5.5, the same
+    day)."""
     server = LoopbackServer().start()
     command = inspect_command("cggc_ood_easy2hard_verified", "-T",
                               f"judge_base_url={server.base_url}", "--log-dir", "logs")  # fmt: skip

@@ -99,3 +99,18 @@ def gguf_inspect_model(gguf: Path, folder: Path) -> list[str]:
 def _judge_url(root: Path) -> str:
     results = json.loads(next((root / "lm-eval").rglob("results_*.json")).read_text())
     return results["configs"]["ccpt_pi_emergent"]["metadata"]["judge_base_url"]
+
+
+@pytest.fixture(scope="session")
+def group_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The full CCPT group's bundle (`conceptcomb.testing.recorded.build_group_bundle`: its
+    four tasks on all 1,534 test items, the authors' recorded answers scored, their recorded
+    ratings given by a loopback judge), made once per session (`made_once`: under xdist by
+    the first worker asking, for all) for the modules that only read it: 5-7 s of CPU each
+    time it is made (2026-12-06), once a module before."""
+    from conceptcomb.testing.recorded import build_group_bundle
+
+    require_shared_data()
+    folder = made_once(tmp_path_factory, "ccpt-group-bundle", build_group_bundle)
+    (bundle,) = (folder / "bundles").glob("*.bundle.json")
+    return bundle

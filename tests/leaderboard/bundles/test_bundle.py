@@ -3,7 +3,10 @@
 The runs (`real_runs`, tests/leaderboard/conftest.py: one lm-eval and one Inspect process,
 each loading SmolLM2 from the GGUF) and this module's calibration and bundles are paid by its
 first test, in random order any of them: 102 s in CI's clean-clone run of 2026-12-06 (load
-3.4).
+3.4); 117 s of setup in this module alone (`-n 0 -p no:randomly`, the SmolLM2 folder's
+conversion included, on 2 cores at load 0.5-3.3, 2026-12-06), where its tests' own calls
+take 11 s together: the time is the two model runs, 3 items per task, which the tests
+read (the "3 of the N test items" lines, each run's t interval of E with n = 3).
 """
 
 from __future__ import annotations
@@ -56,9 +59,15 @@ def run_cli(*args: str) -> tuple[int, str]:
         "AKIA" + "IOSFODNN7EXAMPLE",
         "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.abcdefghij",
         "-----BEGIN RSA PRIVATE KEY-----",
+        "AIza" + "SyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+        "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+        "github_pat_" + "11ABCDEFG0123456789_abcdefghij",
+        "xoxb-" + "1234567890-abcdefghij",
     ],
 )
 def test_credential_looking_strings_are_found_and_redacted(text: str) -> None:
+    """Each of the 8 kinds of `SECRET_PATTERNS` found (its `SECRET_MARKS` text lets it be
+    searched for) and redacted."""
     bundle = {"notes": [f"ran with {text} set"]}
     assert find_secrets(bundle)[0].startswith("bundle.notes[0] holds what looks like")
     assert find_secrets(redact(bundle)) == []
@@ -123,9 +132,9 @@ def reseal(bundle: dict) -> dict:
 @pytest.mark.slow
 def test_one_valid_bundle_per_framework(bundles: dict[str, Path]) -> None:
     """Where it runs first in the module it pays `bundles` and, where the session has not
-    made them yet, `real_runs` (tests/leaderboard/conftest.py): 450 s of setup with this
-    module alone, the SmolLM2 folder's conversion included (on 2 cores at load 9-10,
-    2026-12-06)."""
+    made them yet, `real_runs` (tests/leaderboard/conftest.py): 117 s of setup with this
+    module alone, the SmolLM2 folder's conversion included (on 2 cores at load 0.5-3.3,
+    2026-12-06; 450 s at load 9-10)."""
     assert set(bundles) == {"lm-eval", "inspect"}
     code, printed = run_cli("validate-bundle", *map(str, bundles.values()))
     assert code == 0 and printed.count(": valid") == 2
@@ -396,6 +405,10 @@ def test_rescore_replaying_the_stored_ratings_reproduces_the_claims(
 def test_rescore_with_a_judge_that_answers_differently_fails(
     bundles: dict[str, Path], tmp_path: Path
 ) -> None:
+    """A rescore whose judge answers otherwise DIFFERS, and failed questions never pass.
+    Its own call takes well under a second; its 113 s in CI's run of 2026-12-06 (2 workers,
+    load 3.5-6) were the setup of `bundles` and `real_runs`, which the module's first test
+    pays (the module docstring)."""
     other = {
         (concept.lower(), prop.lower()): 11 - round(rating)
         for item in evidence_of(load(bundles["inspect"]), "ccpt_pi_emergent")

@@ -30,7 +30,7 @@ from conceptcomb.leaderboard.bundles.templates import (
 )
 from conceptcomb.leaderboard.checks.validate import check_bundle
 from conceptcomb.testing.judge_server import LoopbackServer
-from conceptcomb.testing.recorded import build_group_bundle, recorded_ratings
+from conceptcomb.testing.recorded import recorded_ratings
 from tests.ccpt.test_scoring import TABLE_3_GOLD
 
 REPO = Path(__file__).resolve().parents[3]
@@ -121,10 +121,7 @@ def test_changing_any_template_changes_the_hash(
     assert (judge_prompt_sha256(benchmark) != judge_before) is judge
 
 
-# --- the full CCPT group --------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def group_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_group_bundle(tmp_path_factory.mktemp("group"))
+# --- the full CCPT group (`group_bundle`: the session's, tests/leaderboard/conftest.py) -------
 
 
 def load(path: Path) -> dict:

@@ -35,8 +35,6 @@ from conceptcomb.leaderboard.bundles.safe_json import (
     size_text,
 )
 from conceptcomb.leaderboard.checks.validate import check_bundle, check_file, max_tasks
-from conceptcomb.testing.recorded import build_group_bundle
-from tests.conftest import require_shared_data
 
 GiB = 1024 * MiB
 SECONDS = 60
@@ -80,9 +78,10 @@ def problem_lines(output: str) -> list[str]:
 
 # --- a real bundle, and ways to change it -----------------------------------------------------
 @pytest.fixture(scope="module")
-def real_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    require_shared_data()
-    return build_group_bundle(tmp_path_factory.mktemp("group"))
+def real_bundle(group_bundle: Path) -> Path:
+    """The session's bundle of the full CCPT group (tests/leaderboard/conftest.py), which
+    the tests only read (each changes a copy)."""
+    return group_bundle
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ import pytest
 
 from conceptcomb.common.evidence import decode, encode
 from conceptcomb.leaderboard.bundles.bundle import content_sha256, find_secrets
-from conceptcomb.testing.recorded import build_group_bundle
 from tests.leaderboard.eee_support import (
     assert_eee_valid,
     eee_files,
@@ -31,11 +30,6 @@ pytestmark = pytest.mark.shared_data
 MODEL = (
     "conceptcomb/ccpt-recorded-answers"  # the run names no Hub model: the replies are the data's
 )
-
-
-@pytest.fixture(scope="module")
-def group_bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_group_bundle(tmp_path_factory.mktemp("group"))
 
 
 @pytest.fixture(scope="module")

@@ -18,18 +18,16 @@ from conceptcomb.cggc.docs import item_doc, task_pairs
 from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
 from conceptcomb.common.evidence import decode, encode
 from conceptcomb.leaderboard.bundles.bundle import content_sha256
-from conceptcomb.testing.recorded import build_group_bundle, score_predictions, submit_bundle
+from conceptcomb.testing.recorded import score_predictions, submit_bundle
 from tests.leaderboard.eee_support import assert_eee_valid, run_cli, samples_for, task_lines
 
 MODEL_ID = ("--model-id", "conceptcomb/recorded-answers")
 
 
 @pytest.fixture(scope="module")
-def group(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tests.conftest import require_shared_data
-
-    require_shared_data()
-    return build_group_bundle(tmp_path_factory.mktemp("group"))
+def group(group_bundle: Path) -> Path:
+    """The session's bundle of the full CCPT group (tests/leaderboard/conftest.py)."""
+    return group_bundle
 
 
 @pytest.fixture(scope="module")

@@ -90,6 +90,18 @@ SECRET_FIELD = re.compile(
 )
 
 
+# Text that each of SECRET_PATTERNS needs in a string it matches: a string holding none of
+# them is matched by none, known with a few substring tests instead of 8 searches (nearly
+# every string of a bundle; the searches were a third of `validate-bundle`'s time on the
+# full CCPT group's bundle, 2026-12-06).
+SECRET_MARKS = ("sk-", "hf_", "AKIA", "ASIA", "AIza", "gh", "github_pat_", "xox", "Bearer",
+                "PRIVATE KEY")  # fmt: skip
+
+
+def _may_hold_a_secret(text: str) -> bool:
+    return any(mark in text for mark in SECRET_MARKS)
+
+
 # --- secrets --------------------------------------------------------------------------------
 def _secret_field(name: str) -> bool:
     return SECRET_FIELD.fullmatch(name) is not None
@@ -113,6 +125,8 @@ def redact(value: Any, name: str = "") -> Any:
     if isinstance(value, str):
         if value and _secret_field(name):
             return REDACTED
+        if not _may_hold_a_secret(value):
+            return value
         for pattern in SECRET_PATTERNS.values():
             value = pattern.sub(REDACTED, value)
     return value
@@ -138,7 +152,7 @@ def _secrets(value: Any, path: Any) -> Iterator[str]:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _secrets(item, (path, index))
-    elif isinstance(value, str):
+    elif isinstance(value, str) and _may_hold_a_secret(value):
         for kind, pattern in SECRET_PATTERNS.items():
             if pattern.search(value):
                 yield f"{_path(path)} holds what looks like {kind}"
