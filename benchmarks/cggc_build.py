@@ -5,7 +5,10 @@ process (nothing cached but the parsed items of the dataset, as for any run afte
   function called as ``inspect eval conceptcomb/NAME`` calls it (every sample, with its
   demonstrations drawn, and the other setting's draws for the items both score);
 * ``lm-eval cggc_ood``: the docs of lm-eval's ``custom_dataset`` hook
-  (`conceptcomb.cggc.lm_eval_hooks.load_dataset`): the test docs and the few-shot split.
+  (`conceptcomb.cggc.lm_eval_hooks.load_dataset`): the test docs and the few-shot split,
+  which lm-eval then lists (``list(fewshot_docs())`` in ``ConfigurableTask.__init__``);
+* ``lm-eval cggc_ood+cggc_id+cggc_ood_script+cggc_id_script``: the same for four tasks in
+  one process, as ``lm_eval --tasks cggc`` builds its 17 tasks one after the other.
 
 METEOR's JVM, which both start while the task is built, is not started here: it loads on a
 core of its own in a real run, and here it would only add noise to the figures. Prints, for
@@ -33,9 +36,10 @@ framework, name = sys.argv[1], sys.argv[2]
 if framework == "inspect":
     from conceptcomb.cggc.inspect_tasks import TASKS
     build = TASKS[name]
-else:
+else:  # each task's docs, then its few-shot split listed, as lm-eval lists it
     from conceptcomb.cggc import lm_eval_hooks
-    build = lambda: lm_eval_hooks.load_dataset(name)
+    build = lambda: [list(lm_eval_hooks.load_dataset(task)["demonstrations"])
+                     for task in name.split("+")]
 wall, cpu = time.perf_counter(), time.process_time()
 build()
 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -48,6 +52,7 @@ TARGETS = [
     ("inspect", "cggc_id"),
     ("inspect", "cggc_ood_typeB"),
     ("lm-eval", "cggc_ood"),
+    ("lm-eval", "cggc_ood+cggc_id+cggc_ood_script+cggc_id_script"),
 ]
 
 

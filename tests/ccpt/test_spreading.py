@@ -123,6 +123,27 @@ def test_offline_spreading_is_seeded_and_follows_algorithm_1() -> None:
     assert len(trace.steps) <= 5 and trace.relevant == trace.steps[-1].concepts
 
 
+def test_task_docs_remember_each_trace_and_hand_out_copies() -> None:
+    """A task built twice in a process (lm-eval's docs, Inspect's samples) computes each
+    item's trace once: the same docs again, whatever a caller did to the first ones, and
+    other traces for other settings."""
+    from conceptcomb.ccpt.docs import task_docs
+
+    items = load_items(NOFILTER)[:3]
+    first = task_docs(NOFILTER, items, {})
+    expected = json.loads(json.dumps(first))
+    first[0]["spreading_activation"]["iterations"].clear()
+    first[0]["relevant_concepts"].append("changed by a caller")
+    assert task_docs(NOFILTER, items, {}) == expected
+    graph, settings = load_graph("ccpt"), SaSettings.for_spec(NOFILTER)
+    assert (
+        expected[0]["spreading_activation"]
+        == offline_trace(NOFILTER, items[0], settings, graph).to_json()
+    )
+    seeded = task_docs(NOFILTER, items, {"sa_seed": 1})
+    assert [d["relevant_concepts"] for d in seeded] != [d["relevant_concepts"] for d in expected]
+
+
 def test_options_are_checked() -> None:
     with pytest.raises(ConfigError, match="sa_graph"):
         SaSettings.for_spec(NOFILTER, {"sa_graph": "wordnet"})

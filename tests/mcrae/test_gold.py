@@ -114,3 +114,22 @@ def test_content_words_of_a_phrase() -> None:
     assert content_words("Has a long, curved neck") == ["long", "curved", "neck"]
     assert content_words("used for cutting") == ["cutting"]
     assert content_words("blood-red") == ["blood-red", "blood", "red"]
+
+
+def test_a_concepts_gold_is_built_once_per_norm_rows_and_rules(esslli_golds, norms) -> None:
+    """`load_golds` remembers each concept's gold (every McRae task of a run asks for it),
+    keyed on the concept's norm rows and both rules: the same gold as `build_gold`'s, a
+    fresh list each call, another gold for another rule or other rows."""
+    from conceptcomb.mcrae.docs import _gold, load_golds
+    from conceptcomb.mcrae.tasks import ESSLLI44, McraeTaskSpec
+
+    golds = load_golds(McraeTaskSpec(ESSLLI44))
+    again = load_golds(McraeTaskSpec(ESSLLI44))
+    assert golds is not again and all(a is b for a, b in zip(golds, again, strict=True))
+    assert esslli_golds["eagle"] == build_gold("eagle", norms["eagle"])
+    tied = load_golds(McraeTaskSpec(ESSLLI44), tie_rule="all_tied")
+    assert next(g for g in tied if g.concept == "eagle").features[-1].feature == "has_claws"
+    rows = tuple(norms["eagle"])
+    assert _gold("eagle", rows, "norms_order", "tagged") == esslli_golds["eagle"]
+    fewer = _gold("eagle", rows[1:], "norms_order", "tagged")  # an edited norms file
+    assert fewer == build_gold("eagle", rows[1:]) != esslli_golds["eagle"]

@@ -9,12 +9,20 @@ same prompts and keep the same fields, in the same order (lm-eval hashes docs as
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 from conceptcomb.ccpt.data import CcptItem
 from conceptcomb.ccpt.methods.oracle import base_spec
-from conceptcomb.ccpt.methods.spreading import SaSettings, load_graph, offline_trace
+from conceptcomb.ccpt.methods.spreading import (
+    ConceptGraph,
+    SaSettings,
+    SaTrace,
+    load_graph,
+    offline_trace,
+)
 from conceptcomb.ccpt.methods.spreading_prompts import sa_user_prompt
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
 from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
@@ -59,11 +67,21 @@ def task_docs(
     graph = load_graph(settings.graph, options.get("data_dir"))
     docs = []
     for item in items:
-        trace = offline_trace(spec, item, settings, graph)
+        trace = copy.deepcopy(_offline_trace(spec, item, settings, graph))
         prompt = sa_user_prompt(spec, item, trace.relevant)
         extra = {"relevant_concepts": trace.relevant, "spreading_activation": trace.to_json()}
         docs.append(make_doc(spec, item, prompt, **extra))
     return docs
+
+
+# An item's graph-only trace, computed once per process: lm-eval's and Inspect's builds of
+# a task (a run's, a bundle's evidence) compute the same ones, ~15 ms an item. The graph
+# hashes by identity (`load_graph` keeps one per file). Callers get a deep copy to change.
+@lru_cache(maxsize=4096)
+def _offline_trace(
+    spec: CcptTaskSpec, item: CcptItem, settings: SaSettings, graph: ConceptGraph
+) -> SaTrace:
+    return offline_trace(spec, item, settings, graph)
 
 
 def sample_parts(doc: dict[str, Any]) -> tuple[str, str, str, dict[str, Any]]:

@@ -15,7 +15,7 @@ from typing import Any
 
 from conceptcomb.cggc.data import CggcDataset, CggcItem, load_dataset
 from conceptcomb.cggc.demos import DemoIndex, DemoSpec, cggc_demonstrations
-from conceptcomb.cggc.prompts import chat_turns, question, style_named
+from conceptcomb.cggc.prompts import PromptStyle, chat_turns, question, style_named
 from conceptcomb.cggc.tasks import CggcTaskSpec, TaskOptions
 from conceptcomb.common.demonstrations import OrderedDemonstrations
 from conceptcomb.common.errors import DataUnavailableError
@@ -26,6 +26,21 @@ log = logging.getLogger("conceptcomb")
 def demonstration_pool(dataset: CggcDataset, setting: str) -> tuple[CggcItem, ...]:
     """Where demonstrations come from: the other test items (id) or the pool (ood)."""
     return dataset.test if setting == "id" else dataset.pool
+
+
+# A dataset's few-shot candidates as docs, per (setting, prompt style, seed): every task of
+# those builds the same ~22k (ood) docs, ~0.5 s of rendering and copying each time. The
+# dataset hashes by identity, and `load_dataset` gives a new one when a file changes.
+@lru_cache(maxsize=8)
+def demonstration_docs(
+    dataset: CggcDataset, setting: str, style: PromptStyle, seed: int
+) -> tuple[dict[str, Any], ...]:
+    """The docs of a setting's demonstration candidates (`demonstration_pool`), each with its
+    block rendered in ``style``. Shared by every caller: copy a doc before changing it."""
+    return tuple(
+        {**item.as_doc(), "prompt": question(item, style, seed)}
+        for item in demonstration_pool(dataset, setting)
+    )
 
 
 @lru_cache(maxsize=16)  # CggcDataset hashes by identity

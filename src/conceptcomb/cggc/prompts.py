@@ -93,7 +93,9 @@ def graph_text(item: CggcItem, style: PromptStyle, seed: int) -> str:
 
 # An item's block is wanted more than once (a sample's input and its doc's prompt, other
 # items' demonstrations, the id setting's candidates that are test items too): rendered once.
-@lru_cache(maxsize=1 << 16)
+# Room for every item in both styles (~38k items each): with less, a process that builds
+# tasks of both styles in turn evicts every block before it is wanted again.
+@lru_cache(maxsize=1 << 17)
 def question(item: CggcItem, style: PromptStyle, seed: int) -> str:
     """One block up to and including ``sentence:``, without the answer."""
     concepts = ", ".join(item.concepts)

@@ -37,8 +37,18 @@ def load_dataset(cggc_task: str, **metadata: Any) -> datasets.DatasetDict:
     ((field, options),) = resolve_judge_settings(metadata).items()
     splits = lm_eval_hooks.load_dataset(cggc_task, **metadata)
     return datasets.DatasetDict(
-        {name: split.add_column(field, [options] * len(split)) for name, split in splits.items()}
+        {name: _with_field(split, field, options) for name, split in splits.items()}
     )
+
+
+def _with_field(
+    split: datasets.Dataset | list[dict[str, Any]], field: str, value: Any
+) -> datasets.Dataset | list[dict[str, Any]]:
+    """The split with ``field`` set to ``value`` in every doc, in the split's own form (the
+    few-shot split is a plain list: `lm_eval_hooks.load_dataset`)."""
+    if isinstance(split, list):
+        return [{**doc, field: value} for doc in split]
+    return split.add_column(field, [value] * len(split))
 
 
 class VerifyFilter(Filter):

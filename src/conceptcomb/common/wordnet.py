@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -69,13 +70,36 @@ def nltk_data_dir() -> Path:
 
 
 def wordnet() -> Any:
-    """NLTK's WordNet 3.0 corpus reader, loaded without network."""
+    """NLTK's WordNet 3.0 corpus reader, loaded without network, once per process."""
     import nltk
 
     folder = str(nltk_data_dir())
-    if folder not in nltk.data.path:
+    if folder not in nltk.data.path:  # NLTK's own loader finds it too (METEOR's default)
         nltk.data.path.insert(0, folder)
-    from nltk.corpus import wordnet as reader
+    with _LOAD_LOCK:  # threads that ask at once wait for one load
+        return _reader()
 
-    reader.ensure_loaded()
-    return reader
+
+_LOAD_LOCK = threading.Lock()
+
+
+@cache  # one reader per process, as NLTK's `nltk.corpus.wordnet`: the first folder found
+def _reader() -> Any:
+    """NLTK's reader of the WordNet on its search path, without the mapping of WordNet 3.0
+    onto the loaded version that NLTK builds on every load for the Open Multilingual
+    Wordnet's other languages (``map30``; two reads of index.sense, ~5 s of the ~9 s load on
+    2 cores at load 5, 2026-12-06): the loaded version is 3.0 itself, and no code of ours
+    reads OMW. Synsets, lemmas, morphy and counts are the same reader's."""
+    import nltk
+    from nltk.corpus.reader import CorpusReader, WordNetCorpusReader
+
+    class WordNet30(WordNetCorpusReader):  # type: ignore[misc]
+        def map_wn(self, version: str = "wordnet") -> None:
+            return None
+
+    # OMW's reader as NLTK gives its own (lazy: never read unless asked), so that NLTK does
+    # not warn that "the multilingual functions are not available".
+    omw = nltk.corpus.LazyCorpusLoader(
+        "omw-2.0", CorpusReader, r".*/wn-data-.*\.tab", encoding="utf8"
+    )
+    return WordNet30(nltk.data.find("corpora/wordnet"), omw)

@@ -8,10 +8,17 @@ and score against the same gold (`conceptcomb.mcrae.scoring` turns a reply into 
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from typing import Any
 
 from conceptcomb.common.errors import ConfigError, one_of
-from conceptcomb.mcrae.data import TERMS_OF_USE, load_esslli_nouns, load_norms, mcrae_name
+from conceptcomb.mcrae.data import (
+    TERMS_OF_USE,
+    NormFeature,
+    load_esslli_nouns,
+    load_norms,
+    mcrae_name,
+)
 from conceptcomb.mcrae.gold.expansion_sets import DEFAULT_SENSES, SENSES
 from conceptcomb.mcrae.gold.features import ConceptGold, build_gold, check_tie_rule
 from conceptcomb.mcrae.prompts import user_prompt
@@ -40,7 +47,16 @@ def load_golds(
             raise ConfigError(f"ESSLLI nouns missing from the McRae norms: {', '.join(missing)}")
     else:
         concepts = [(name, name) for name in norms]
-    return [build_gold(noun, norms[name], rule, sense_rule) for noun, name in concepts]
+    return [_gold(noun, tuple(norms[name]), rule, sense_rule) for noun, name in concepts]
+
+
+# A concept's gold, built once per process: each McRae task of a run (lm-eval's, Inspect's,
+# a bundle's evidence) builds the golds of its concepts, ~20 ms each with their expansion
+# sets, and mcrae_all holds the ESSLLI ones. Keyed on the concept's norm rows themselves, so
+# an edited norms file gives new golds. ConceptGold is frozen: safe to share.
+@lru_cache(maxsize=4096)
+def _gold(noun: str, features: tuple[NormFeature, ...], tie_rule: str, senses: str) -> ConceptGold:
+    return build_gold(noun, features, tie_rule, senses)
 
 
 def build_doc(spec: McraeTaskSpec, gold: ConceptGold, tie_rule: str, senses: str) -> dict:

@@ -209,6 +209,7 @@ def expand_feature(feature: str, senses: str = DEFAULT_SENSES) -> frozenset[str]
     return frozenset(words)
 
 
+@functools.cache  # as expand_word: each gold asks it for the concept and every feature head
 def concept_words(concept: str) -> frozenset[str]:
     """A name's content words and their forms (``bat_(animal)`` -> bat, bats).
 
