@@ -21,7 +21,6 @@ from conceptcomb.ccpt.tasks import spec_by_name
 from conceptcomb.cli import main
 from conceptcomb.testing.judge_server import LoopbackServer
 from conceptcomb.testing.recorded import (
-    build_group_bundle,
     gold_reply,
     score_predictions,
     submit_bundle,
@@ -85,9 +84,9 @@ def _row(found: dict, task: str, metric: str) -> dict:
 
 
 def test_a_run_compared_with_itself_is_zero_with_an_empty_interval_and_p_one(
-    tmp_path: Path,
+    group_bundle: Path,
 ) -> None:
-    bundle = build_group_bundle(tmp_path / "group")
+    bundle = group_bundle  # the session's (tests/leaderboard/conftest.py), read only
     found = _compare_json(str(bundle), str(bundle))
     tasks = {row["task"] for row in found["comparisons"]}
     assert tasks == {"ccpt_tp", "ccpt_pi_emergent", "ccpt_pi_canceled", "ccpt_npc_emergent"}

@@ -14,7 +14,6 @@ import yaml
 
 from conceptcomb.benchmarks import get
 from conceptcomb.testing.cggc_references import cggc_bundle
-from conceptcomb.testing.recorded import build_group_bundle
 from tests.leaderboard.eee_support import eee_files, parse_eval_result_entries, run_cli
 
 MODEL = ("--model-id", "conceptcomb/ccpt-recorded-answers")
@@ -29,8 +28,8 @@ def parsed(folder: Path) -> dict[str, list[Any]]:
 
 
 @pytest.mark.shared_data
-def test_one_entry_per_task_for_its_headline_metric(tmp_path: Path) -> None:
-    bundle_path = build_group_bundle(tmp_path / "group")
+def test_one_entry_per_task_for_its_headline_metric(group_bundle: Path, tmp_path: Path) -> None:
+    bundle_path = group_bundle  # the session's (tests/leaderboard/conftest.py), read only
     bundle = json.loads(bundle_path.read_text())
     code, printed = run_cli(
         "export", "--to", "hf", str(bundle_path), "--out", str(tmp_path / "hf"), *MODEL
