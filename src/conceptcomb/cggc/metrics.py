@@ -17,7 +17,6 @@ not say; CommonGen pools all references of a concept set).
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import importlib.util
 import logging
@@ -30,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from conceptcomb.cggc import meteor_server
 from conceptcomb.common.contract import PERCENT, MetricInfo
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.common.optional_imports import NLTK_SPARES, without
@@ -217,28 +217,37 @@ def bleu(records: Sequence[Scored]) -> dict[str, float]:
 
 
 def meteor(records: Sequence[Scored]) -> float:
-    if shutil.which("java") is None:
+    server = _meteor_server()
+    if server is None and shutil.which("java") is None:
         log.warning("CGGC METEOR needs Java (METEOR 1.5 is a jar): no 'java' on PATH.")
         return NAN
     gts, res = _coco_inputs(records)
-    score, _ = _meteor_scorer().compute_score(gts, res)
+    score, _ = (server or _meteor_scorer()).compute_score(gts, res)
     return 100.0 * score
 
 
-@lru_cache(maxsize=1)
-def _meteor_scorer() -> Any:
-    """One METEOR JVM per process (starting one loads its paraphrase tables: seconds),
-    stopped when the process exits: started with the task, it must not outlive a run that
-    ends before its replies are scored (an error, a predict-only run)."""
-    scorer = _pycocoevalcap("meteor.meteor").Meteor()
-    atexit.register(_stop_at_exit, scorer.meteor_p)
-    return scorer
+def _meteor_server() -> meteor_server.RemoteMeteor | None:
+    """The METEOR server that ``CONCEPTCOMB_METEOR_SERVER`` names (`conceptcomb.cggc.
+    meteor_server`: one JVM for many runs), unless this process runs it itself; None: this
+    process's own JVM scores."""
+    address = os.environ.get(meteor_server.ENV, "").strip()
+    if not address or meteor_server.runs_here(address):
+        return None
+    return _remote_meteor(address)
 
 
-def _stop_at_exit(process: Any) -> None:
-    with contextlib.suppress(OSError):
-        process.kill()
-        process.wait()
+def _remote_meteor(address: str) -> meteor_server.RemoteMeteor:
+    """One connection per process and server; a ConfigError (one line) where none answers."""
+    if address not in _REMOTE:
+        _REMOTE[address] = meteor_server.RemoteMeteor(address)
+    return _REMOTE[address]
+
+
+_REMOTE: dict[str, meteor_server.RemoteMeteor] = {}
+
+
+# One METEOR JVM per process, stopped when it exits (`meteor_server.local_meteor`).
+_meteor_scorer = meteor_server.local_meteor
 
 
 def start_meteor() -> None:
@@ -247,15 +256,22 @@ def start_meteor() -> None:
     after them. Nothing is
     waited for here; without Java or pycocoevalcap, `meteor` says so when it is asked.
     Not on the other ranks of a data-parallel lm-eval run: rank 0 alone aggregates."""
-    if os.environ.get("RANK", "0") != "0" or not _java_found():
+    if os.environ.get("RANK", "0") != "0":
+        return
+    if _meteor_server() is not None:  # connected now: a server that is not there stops the run
+        return
+    if not _java_found():
         return
     with contextlib.suppress(ConfigError):
         _meteor_scorer()
 
 
 def stop_meteor() -> None:
-    """Stop this process's METEOR JVM, if one was started (a later `meteor` starts another):
-    for a process that goes on without it, such as a test session (tests/conftest.py)."""
+    """Stop this process's METEOR JVM, if one was started (a later `meteor` starts another),
+    and close its connections to METEOR servers: for a process that goes on without them,
+    such as a test session (tests/conftest.py)."""
+    while _REMOTE:
+        _REMOTE.popitem()[1].close()
     if _meteor_scorer.cache_info().currsize == 0:
         return
     process = _meteor_scorer().meteor_p

@@ -1,0 +1,74 @@
+"""One METEOR JVM for many runs (`conceptcomb.cggc.meteor_server`): a process that names the
+server in CONCEPTCOMB_METEOR_SERVER scores through it what its own JVM would, starting none;
+a server that is not there is one line naming the variable; the server's errors reach the
+run. The session's server (tests/conftest.py, `one_meteor_jvm`) is the one tested."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from pycocoevalcap.meteor.meteor import Meteor
+
+from conceptcomb.cggc import metrics
+from conceptcomb.cggc.meteor_server import ENV, RemoteMeteor
+from conceptcomb.common.errors import ConfigError
+from tests.cggc.test_metrics import TOY, coco_inputs
+
+pytestmark = pytest.mark.skipif(shutil.which("java") is None, reason="METEOR 1.5 needs Java")
+
+# In a fresh process: METEOR of the toy corpus, and whether that process started a JVM.
+SCORE_IN_A_RUN = """
+import json
+from conceptcomb.cggc import metrics
+from tests.cggc.test_metrics import TOY
+metrics.start_meteor()
+value = metrics.corpus_metric("meteor", TOY)
+print(json.dumps({"meteor": value, "own_jvm": metrics._meteor_scorer.cache_info().currsize}))
+"""
+
+
+def test_a_run_scores_through_the_server_what_the_jar_gives(one_meteor_jvm: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", SCORE_IN_A_RUN], capture_output=True, text=True, timeout=300,
+        env={**os.environ, ENV: one_meteor_jvm},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    reply = json.loads(done.stdout.strip().splitlines()[-1])
+    gts, res = coco_inputs()
+    scorer = Meteor()  # the jar itself, in a JVM of its own
+    try:
+        expected, _ = scorer.compute_score(gts, res)
+    finally:
+        scorer.meteor_p.kill()
+        scorer.meteor_p.wait()
+    assert reply["meteor"] == pytest.approx(100 * expected)
+    assert reply["own_jvm"] == 0  # the run started no JVM of its own
+
+
+def test_a_server_that_is_not_there_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(ENV, "127.0.0.1:9")
+    with pytest.raises(ConfigError) as caught:
+        metrics.start_meteor()  # when the task is built: before the model loads
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith(f"{ENV}=127.0.0.1:9: no METEOR server answers there")
+    assert message.endswith(
+        "start one (python -m conceptcomb.cggc.meteor_server) or unset the variable."
+    )
+
+
+def test_the_servers_error_reaches_the_run(one_meteor_jvm: str) -> None:
+    remote = RemoteMeteor(one_meteor_jvm)
+    try:
+        with pytest.raises(RuntimeError, match=f"METEOR server {one_meteor_jvm}: AssertionError"):
+            remote.compute_score({"1": ["a dog"]}, {"2": ["a dog"]})  # ids that differ
+        gts, res = coco_inputs()
+        score, scores = remote.compute_score(gts, res)  # the connection goes on
+        assert len(scores) == len(TOY) and 0.1 < score < 0.9
+    finally:
+        remote.close()
