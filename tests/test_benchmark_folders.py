@@ -40,8 +40,9 @@ CONTRACT = {
 CORE = {
     "ccpt": {"modifiers"},  # the NPC modifier rule every NPC answer is read and judged with
     # The demonstrations every task shows, the relations and graphs its items are made of,
-    # the _verified tasks' judge and its lm-eval hooks (a !function target of their YAML).
-    "cggc": {"demos", "relations", "graphs", "verification", "verify_hooks"},
+    # the _verified tasks' judge and its lm-eval hooks (a !function target of their YAML),
+    # and the METEOR JVM both frameworks' scoring starts or shares (metrics.py's).
+    "cggc": {"demos", "relations", "graphs", "verification", "verify_hooks", "meteor_server"},
 }
 
 
