@@ -1,18 +1,15 @@
 """Where the suite's time goes, from a JUnit XML report, as markdown (docs/layout.md's table).
 
     python -m pytest --junitxml=run.xml ...
-    python scripts/ci_durations.py run.xml [--top 25] [--file-times tests/file_times.json]
+    python scripts/ci_durations.py run.xml [--top 25]
 
 Prints the slowest tests (setup and teardown included, as pytest's ``--durations`` counts
-them once per test here) and the time per test file, both in seconds. ``--file-times``
-also writes each file's seconds as JSON: tests/file_times.json, from which the suite runs
-its files longest first (tests/conftest.py, `pytest_collection_modifyitems`).
+them once per test here) and the time per test file, both in seconds.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import xml.etree.ElementTree as ET
 from collections import defaultdict
@@ -37,7 +34,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("report", type=Path, help="a JUnit XML file (pytest --junitxml)")
     parser.add_argument("--top", type=int, default=25, help="how many tests (default 25)")
-    parser.add_argument("--file-times", type=Path, help="write each file's seconds here (JSON)")
     args = parser.parse_args(argv)
     if not args.report.is_file():
         print(f"ci_durations: {args.report}: no such file (make one: pytest --junitxml=FILE)",
@@ -56,9 +52,6 @@ def main(argv: list[str] | None = None) -> int:
     print("\n| test file | seconds |\n|---|---|")
     for file, seconds in sorted(per_file.items(), key=lambda item: -item[1])[: args.top]:
         print(f"| `{file}` | {seconds:.0f} |")
-    if args.file_times:
-        rounded = {file: round(seconds) for file, seconds in sorted(per_file.items())}
-        args.file_times.write_text(json.dumps(rounded, indent=0) + "\n", encoding="utf-8")
     return 0
 
 

@@ -19,7 +19,6 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from itertools import groupby
 from pathlib import Path
 from typing import NoReturn
 
@@ -61,54 +60,6 @@ def pytest_configure(config: pytest.Config) -> None:
 
     if not config.pluginmanager.has_plugin("conceptcomb-leftovers"):
         config.pluginmanager.register(Leftovers(config), "conceptcomb-leftovers")
-
-
-FILE_TIMES = Path(__file__).with_name("file_times.json")
-# What runs before the files that wait for an environment .ci/run still makes in the
-# background (vLLM's took 257 s from the suite's start in CI, 2026-12-06): seconds of test
-# time, two workers' together.
-HEADSTART_S = 700
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Test files longest first, by each file's seconds in a recent CI run (FILE_TIMES,
-    written by ``scripts/ci_durations.py RUN.xml --file-times tests/file_times.json``), so
-    that under ``--dist loadfile`` the files a worker ends with are short ones, not the
-    offline copy's 240 s while the other worker sits idle (xdist's own order, most tests
-    first, put such few-test files last; pyproject's addopts turn it off with
-    ``--no-loadscope-reorder``). Files whose fixtures wait for a background install that has
-    not ended yet start after HEADSTART_S of other files, not at once with a worker idle.
-    pytest-randomly has shuffled before this stable sort: the tests within a file, and
-    files of equal or no recorded time, keep the seed's order."""
-    times = json.loads(FILE_TIMES.read_text(encoding="utf-8"))
-    items.sort(key=lambda item: -times.get(_file_of(item), 0))
-    waiting = {_file_of(item) for item in items if _waits_for_an_install(item)}
-    if not waiting:
-        return
-    ready, later, elapsed = [], [], 0.0
-    for file, group in groupby(items, _file_of):
-        if file in waiting:
-            later += group
-            continue
-        if later and elapsed >= HEADSTART_S:
-            ready, later = ready + later, []
-        ready += group
-        elapsed += times.get(file, 0)
-    items[:] = ready + later
-
-
-def _file_of(item: pytest.Item) -> str:
-    return item.nodeid.split("::", 1)[0]
-
-
-def _waits_for_an_install(item: pytest.Item) -> bool:
-    """Whether the test's fixtures wait for an environment still being made (.ci/run's
-    ``in_background``: its NAME_DONE file not written yet)."""
-    for fixture, variable in (("vllm_python", VLLM_PYTHON_ENV), ("eee_python", EEE_PYTHON_ENV)):
-        done = os.environ.get(f"{variable}_DONE")
-        if fixture in getattr(item, "fixturenames", ()) and done and not Path(done).exists():
-            return True
-    return False
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
