@@ -8,9 +8,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
+import psutil
 import pytest
 from pycocoevalcap.meteor.meteor import Meteor
 
@@ -72,3 +74,25 @@ def test_the_servers_error_reaches_the_run(one_meteor_jvm: str) -> None:
         assert len(scores) == len(TOY) and 0.1 < score < 0.9
     finally:
         remote.close()
+
+
+def test_the_command_prints_the_variable_and_stops_on_ctrl_c() -> None:
+    """``python -m conceptcomb.cggc.meteor_server`` as the CGGC README runs it: one line to
+    export once the JVM has loaded, a server that answers it, and Ctrl-C ends both."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "conceptcomb.cggc.meteor_server"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        line = server.stdout.readline().strip()  # type: ignore[union-attr]
+        assert line.startswith(f"export {ENV}=127.0.0.1:"), line
+        jvm = psutil.Process(server.pid).children()
+        assert [" ".join(p.cmdline()) for p in jvm if "meteor" in " ".join(p.cmdline())]
+        remote = RemoteMeteor(line.split("=", 1)[1])
+        gts, res = coco_inputs()
+        assert 0.1 < remote.compute_score(gts, res)[0] < 0.9
+        remote.close()
+    finally:
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=60) == 0
+    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in jvm)
