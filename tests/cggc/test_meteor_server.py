@@ -79,19 +79,23 @@ def test_the_servers_error_reaches_the_run(one_meteor_jvm: str) -> None:
 def test_the_command_prints_the_variable_and_stops_on_ctrl_c() -> None:
     """``python -m conceptcomb.cggc.meteor_server`` as the CGGC README runs it: one line to
     export once the JVM has loaded, a server that answers it, and Ctrl-C ends both."""
+    # Ctrl-C's SIGINT as a terminal's foreground process gets it: a suite started in the
+    # background (`pytest &` in a script) hands its children SIGINT ignored, which Python keeps.
     server = subprocess.Popen(
         [sys.executable, "-m", "conceptcomb.cggc.meteor_server"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     try:
         line = server.stdout.readline().strip()  # type: ignore[union-attr]
         assert line.startswith(f"export {ENV}=127.0.0.1:"), line
-        jvm = psutil.Process(server.pid).children()
-        assert [" ".join(p.cmdline()) for p in jvm if "meteor" in " ".join(p.cmdline())]
         remote = RemoteMeteor(line.split("=", 1)[1])
         gts, res = coco_inputs()
         assert 0.1 < remote.compute_score(gts, res)[0] < 0.9
         remote.close()
+        children = psutil.Process(server.pid).children()
+        jvm = [p for p in children if "meteor" in " ".join(p.cmdline())]
+        assert jvm, [(p.pid, p.status(), p.cmdline()) for p in children]
     finally:
         server.send_signal(signal.SIGINT)
         assert server.wait(timeout=60) == 0

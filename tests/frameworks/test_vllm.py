@@ -266,6 +266,16 @@ def test_both_run_the_same_items(sent: dict[str, dict]) -> None:
 
 
 @pytest.mark.shared_data
+def test_the_runs_kept_the_bytecode_they_compiled(runs: dict[str, Path], vllm_python: Path) -> None:
+    """The vLLM processes write what they compile (`cpu_environment`): CI installs the venv
+    without byte-compiling it and its image sets PYTHONDONTWRITEBYTECODE, so each process
+    would compile vLLM, torch and transformers from source again."""
+    venv = vllm_python.parent.parent
+    for package in ("vllm", "torch", "transformers"):
+        assert list(venv.glob(f"lib/python3*/site-packages/{package}/__pycache__/*.pyc")), package
+
+
+@pytest.mark.shared_data
 def test_both_send_the_same_prompts(sent: dict[str, dict]) -> None:
     for task in TASKS:
         for key, ours in sent["lm_eval"][task].items():

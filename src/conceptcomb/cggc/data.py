@@ -42,7 +42,7 @@ from typing import Any
 from conceptcomb.cggc.graphs import GraphEdge, structure_type
 from conceptcomb.cggc.relations import make_label, split_label
 from conceptcomb.common.conceptnet import concept_name
-from conceptcomb.common.datafiles import DATA_DIR_ENV, cache_root
+from conceptcomb.common.datafiles import DATA_DIR_ENV, cache_root, write_cached_json
 from conceptcomb.common.errors import DataFormatError, DataUnavailableError
 from conceptcomb.common.jsonl import COLON, read_jsonl
 
@@ -375,16 +375,8 @@ def _cached_items(sha256: str) -> tuple[list[CggcItem], list[CggcItem]] | None:
 
 
 def _store_items(sha256: str, pool: list[CggcItem], test: list[CggcItem]) -> None:
-    """Written to a temporary file and renamed: a reader never sees half of it."""
-    path = cached_items_path(sha256)
     rows = {"dataset_sha256": sha256, "pool": [*map(_row, pool)], "test": [*map(_row, test)]}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}")
-        temporary.write_text(json.dumps(rows, separators=(",", ":")), encoding="utf-8")
-        os.replace(temporary, path)
-    except OSError as err:  # a cache only: the next run parses the files again
-        log.debug("CGGC: items not cached (%s)", err)
+    write_cached_json(cached_items_path(sha256), rows)
 
 
 def _row(item: CggcItem) -> list[Any]:

@@ -8,15 +8,21 @@ recomputes them the same way. `conceptcomb.cggc.tasks` holds the names and optio
 
 from __future__ import annotations
 
+import hashlib
+import importlib
+import json
 import logging
-from dataclasses import replace
-from functools import lru_cache
+import sys
+from dataclasses import dataclass, replace
+from functools import cache, lru_cache
+from pathlib import Path
 from typing import Any
 
 from conceptcomb.cggc.data import CggcDataset, CggcItem, load_dataset
 from conceptcomb.cggc.demos import DemoIndex, DemoSpec, cggc_demonstrations
 from conceptcomb.cggc.prompts import PromptStyle, chat_turns, question, style_named
 from conceptcomb.cggc.tasks import CggcTaskSpec, TaskOptions
+from conceptcomb.common.datafiles import cache_root, write_cached_json
 from conceptcomb.common.demonstrations import OrderedDemonstrations
 from conceptcomb.common.errors import DataUnavailableError
 
@@ -86,10 +92,53 @@ def task_pairs(
     spec: CggcTaskSpec, options: TaskOptions, announce: bool = True
 ) -> list[tuple[CggcItem, list[CggcItem]]]:
     """(test item, demonstrations) for every test item the pool can serve (and, for id and
-    ood, the other setting's pool too: `paired_spec`). When items are left out, a run
-    (``announce``) says so once per process, in terms of its numbers (`left_out_notice`)."""
+    ood, the other setting's pool too: `paired_spec`), drawn once per machine and then read
+    from the cache (`cached_pairs_path`). When items are left out, a run (``announce``) says
+    so once per process, in terms of its numbers (`left_out_notice`)."""
     dataset = load_dataset(options.data_dir)
     partner = paired_spec(spec, options)
+    path = cached_pairs_path(pairs_key(spec, options, dataset))
+    drawn = _cached_pairs(path, spec, dataset)
+    if drawn is None:
+        drawn = _draw_pairs(spec, options, dataset, partner)
+        if drawn.pairs:
+            write_cached_json(path, drawn.as_json())
+    if not drawn.pairs:
+        raise DataUnavailableError(
+            f"{spec.name}: no test item of {dataset.folder} can get {options.k} valid "
+            "demonstrations; build a larger dataset (drop --limit) or lower the number of "
+            "demonstrations."
+        )
+    notice = left_out_notice(
+        spec, options.k, len(drawn.pairs), drawn.skipped, drawn.unpaired, partner
+    )
+    key = (spec.name, dataset.sha256, options.k, options.test_type, options.packaging)
+    if notice and announce and key not in _ANNOUNCED:
+        _ANNOUNCED.add(key)
+        log.warning(notice)
+    return drawn.pairs
+
+
+@dataclass(frozen=True)
+class DrawnPairs:
+    """A task's pairs, and how many test items it left out: without demonstrations
+    (``skipped``), or served by its own setting's pool but not the other's (``unpaired``)."""
+
+    pairs: list[tuple[CggcItem, list[CggcItem]]]
+    skipped: int
+    unpaired: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "pairs": [[item.item_id, [d.item_id for d in demos]] for item, demos in self.pairs],
+            "skipped": self.skipped,
+            "unpaired": self.unpaired,
+        }
+
+
+def _draw_pairs(
+    spec: CggcTaskSpec, options: TaskOptions, dataset: CggcDataset, partner: CggcTaskSpec | None
+) -> DrawnPairs:
     # Each source looked up once, not per item: 32,334 lookups for cggc_ood otherwise.
     source = demonstration_source(dataset, options.demo_spec(spec))
     other = demonstration_source(dataset, options.demo_spec(partner)) if partner else None
@@ -102,18 +151,75 @@ def task_pairs(
             unpaired += 1
         else:
             pairs.append((item, demos))
-    if not pairs:
-        raise DataUnavailableError(
-            f"{spec.name}: no test item of {dataset.folder} can get {options.k} valid "
-            "demonstrations; build a larger dataset (drop --limit) or lower the number of "
-            "demonstrations."
-        )
-    notice = left_out_notice(spec, options.k, len(pairs), skipped, unpaired, partner)
-    key = (spec.name, dataset.sha256, options.k, options.test_type, options.packaging)
-    if notice and announce and key not in _ANNOUNCED:
-        _ANNOUNCED.add(key)
-        log.warning(notice)
-    return pairs
+    return DrawnPairs(pairs, skipped, unpaired)
+
+
+# The pairs of a task, by item id, kept in the user cache: drawing every test item's
+# demonstrations (32,334 draws for cggc_ood, ~5 s of CPU) was paid by every process that
+# builds a CGGC task, each lm_eval and inspect run; read back, they take a fraction of a
+# second. The key holds all that decides the draw: the dataset's sha256, the task's items
+# and demonstration rules (`pairs_key`), and the source of the code that draws them
+# (`DRAWING_CODE`), so a changed rule or file is drawn again. lm-eval's sampler draws each
+# item's demonstrations once more as it builds the prompt and stops on any difference
+# (`lm_eval_hooks.CggcSampler.choose`).
+_PAIRS_FORMAT = 1
+DRAWING_CODE = (
+    "conceptcomb.cggc.data",
+    "conceptcomb.cggc.demos",
+    "conceptcomb.cggc.docs",
+    "conceptcomb.cggc.graphs",
+    "conceptcomb.cggc.relations",
+    "conceptcomb.cggc.tasks",
+    "conceptcomb.common.demonstrations",
+    "conceptcomb.common.errors",
+)
+
+
+@cache
+def drawing_code_sha256() -> str:
+    """The sha256 of `DRAWING_CODE`'s source files, with the cache's format and Python's
+    version (whose `random` draws the demonstrations)."""
+    digest = hashlib.sha256(f"{_PAIRS_FORMAT}|{sys.version_info[:2]}".encode())
+    for name in DRAWING_CODE:
+        digest.update(Path(str(importlib.import_module(name).__file__)).read_bytes())
+    return digest.hexdigest()
+
+
+def pairs_key(spec: CggcTaskSpec, options: TaskOptions, dataset: CggcDataset) -> str:
+    """What decides `task_pairs`: the items `evaluated_items` takes and the draws of the
+    task's setting and of its partner's, on this dataset, by this code."""
+    fixed = options.for_spec(spec)
+    partner = paired_spec(spec, options)
+    decides = (
+        dataset.sha256,
+        drawing_code_sha256(),
+        spec.order,
+        spec.structure,
+        fixed.test_type,
+        fixed.demo_spec(spec),
+        fixed.demo_spec(partner) if partner else None,
+    )
+    return hashlib.sha256(repr(decides).encode()).hexdigest()
+
+
+def cached_pairs_path(key: str) -> Path:
+    return cache_root() / "cggc" / f"pairs-{key[:24]}.json"
+
+
+def _cached_pairs(path: Path, spec: CggcTaskSpec, dataset: CggcDataset) -> DrawnPairs | None:
+    try:
+        stored = json.loads(path.read_bytes())
+        tests, pool = _by_id(dataset, "id"), _by_id(dataset, spec.setting)
+        pairs = [(tests[item], [pool[d] for d in demos]) for item, demos in stored["pairs"]]
+        return DrawnPairs(pairs, int(stored["skipped"]), int(stored["unpaired"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # none yet, or not one we wrote: draw them
+
+
+@lru_cache(maxsize=8)  # CggcDataset hashes by identity
+def _by_id(dataset: CggcDataset, setting: str) -> dict[str, CggcItem]:
+    """The items demonstrations of ``setting`` come from, by id: the test items for id."""
+    return {item.item_id: item for item in demonstration_pool(dataset, setting)}
 
 
 def _partner_serves(

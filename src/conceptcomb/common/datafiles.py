@@ -17,6 +17,8 @@ numbers computed with this package always refer to the published data.
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import os
 import shutil
 import tempfile
@@ -25,7 +27,7 @@ import urllib.request
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from conceptcomb.common.errors import ChecksumError, DataFormatError, DataUnavailableError
 
@@ -106,6 +108,19 @@ def cache_root() -> Path:
     xdg = os.environ.get("XDG_CACHE_HOME")
     base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
     return base / "conceptcomb"
+
+
+def write_cached_json(path: Path, value: Any) -> None:
+    """``value`` as compact JSON at ``path`` in the cache, written to a temporary file and
+    renamed: a reader (another process of the same run) never sees half of it. A cache
+    only: where it cannot be written, the next run computes it again."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
+        temporary.write_text(json.dumps(value, separators=(",", ":")), encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as err:
+        logging.getLogger("conceptcomb").debug("not cached: %s (%s)", path, err)
 
 
 def sha256_of(path: Path) -> str:
