@@ -155,7 +155,7 @@ def _draw_pairs(
 
 
 # The pairs of a task, by item id, kept in the user cache: drawing every test item's
-# demonstrations (32,334 draws for cggc_ood, ~5 s of CPU) was paid by every process that
+# demonstrations (32,334 draws for cggc_ood, ~2.5 s of CPU) was paid by every process that
 # builds a CGGC task, each lm_eval and inspect run; read back, they take a fraction of a
 # second. The key holds all that decides the draw: the dataset's sha256, the task's items
 # and demonstration rules (`pairs_key`), and the source of the code that draws them
