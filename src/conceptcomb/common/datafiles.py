@@ -16,6 +16,7 @@ numbers computed with this package always refer to the published data.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -114,12 +115,14 @@ def write_cached_json(path: Path, value: Any) -> None:
     """``value`` as compact JSON at ``path`` in the cache, written to a temporary file and
     renamed: a reader (another process of the same run) never sees half of it. A cache
     only: where it cannot be written, the next run computes it again."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}")
         temporary.write_text(json.dumps(value, separators=(",", ":")), encoding="utf-8")
         os.replace(temporary, path)
     except OSError as err:
+        with contextlib.suppress(OSError):  # a full disk leaves no half-written file
+            temporary.unlink()
         logging.getLogger("conceptcomb").debug("not cached: %s (%s)", path, err)
 
 
