@@ -14,7 +14,7 @@ from conceptcomb.ccpt.inspect_tasks import TASKS
 from conceptcomb.ccpt.lm_eval_hooks import JudgeFilter
 from conceptcomb.ccpt.tasks import CcptTaskSpec
 from conceptcomb.common.errors import JudgeError
-from conceptcomb.testing.commands import lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command
 from conceptcomb.testing.judge_server import Faults, LoopbackServer
 from tests.ccpt.test_inspect import means, mock_model, run_task
 from tests.ccpt.test_lm_eval import task_manager
@@ -58,7 +58,7 @@ def run_lm_eval(smollm2_folder: Path, out: Path, metadata: dict, limit: int):
     command = lm_eval_command(
         SPEC.name, model="hf", model_args=f"pretrained={smollm2_folder}", limit=limit,
         apply_chat_template=True, gen_kwargs="max_gen_toks=48", output_path=out,
-        metadata=metadata,
+        metadata=metadata, program=OUR_LM_EVAL,
     )  # fmt: skip
     return subprocess.run(command, capture_output=True, text=True, timeout=900)
 

@@ -12,7 +12,7 @@ from inspect_ai.log import read_eval_log
 from conceptcomb.ccpt.methods.oracle_rescore import rescore_oracle
 from conceptcomb.ccpt.methods.spreading_prompts import filter_prompt
 from conceptcomb.scorers.judge_settings import JudgeSettings
-from conceptcomb.testing.commands import inspect_eval_command, lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, inspect_eval_command, lm_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
 from tests.ccpt.test_spreading import model_prompts
 from tests.conftest import read_jsonl
@@ -32,7 +32,7 @@ def test_lm_eval_runs_the_no_filter_variant_and_the_oracle(
         command = lm_eval_command(
             [NOFILTER, ORACLE], model="hf", model_args=f"pretrained={smollm2_folder}", limit=1,
             apply_chat_template=True, gen_kwargs="max_gen_toks=24", log_samples=True,
-            output_path=out, metadata=metadata,
+            output_path=out, metadata=metadata, program=OUR_LM_EVAL,
         )  # fmt: skip
         done = subprocess.run(command, capture_output=True, text=True, timeout=900)
         assert done.returncode == 0, done.stderr[-3000:]

@@ -15,7 +15,7 @@ from conceptcomb.ccpt.tasks import CcptTaskSpec, default_specs
 from conceptcomb.cli import main
 from conceptcomb.scorers.judge_plan import CHAT_TOKENS_PER_REQUEST, PRICES
 from conceptcomb.scorers.relevance import RelevanceQuestion
-from conceptcomb.testing.commands import lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
 from conceptcomb.testing.model_server import ModelServer
 from tests.conftest import read_jsonl
@@ -204,7 +204,8 @@ def test_plan_matches_a_judged_lm_eval_run(tmp_path: Path) -> None:
             command = lm_eval_command(
                 "ccpt", model="local-chat-completions",
                 model_args=f"model=m,base_url={model.base_url}/chat/completions", limit=limit,
-                apply_chat_template=True, output_path=out, metadata=metadata, **options,
+                apply_chat_template=True, output_path=out, metadata=metadata, program=OUR_LM_EVAL,
+                **options,
             )  # fmt: skip
             done = subprocess.run(command, capture_output=True, text=True, timeout=600)
             assert done.returncode == 0, done.stderr[-3000:]

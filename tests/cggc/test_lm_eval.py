@@ -16,7 +16,7 @@ from conceptcomb.cggc.metrics import METRIC_NAMES
 from conceptcomb.cggc.prompts import plain_prompt
 from conceptcomb.cggc.tasks import GROUP_NAME, TaskOptions, all_specs, spec_by_name
 from conceptcomb.cli import main
-from conceptcomb.testing.commands import lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command
 from tests.ccpt.test_lm_eval import task_manager
 from tests.conftest import read_jsonl
 
@@ -99,7 +99,7 @@ def test_parameters_reach_the_sampler(built_dir: Path, tasks: dict) -> None:
 def run_lm_eval(model: Path, out: Path, tasks: str, metadata: dict, limit: int = 5):
     command = lm_eval_command(
         tasks, model="hf", model_args=f"pretrained={model}", limit=limit, log_samples=True,
-        output_path=out, metadata=metadata,
+        output_path=out, metadata=metadata, program=OUR_LM_EVAL,
     )  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]

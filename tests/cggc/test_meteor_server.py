@@ -76,6 +76,36 @@ def test_the_servers_error_reaches_the_run(one_meteor_jvm: str) -> None:
         remote.close()
 
 
+def test_a_checker_stopping_its_meteor_leaves_the_servers_jvm(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A process that hosts a METEOR server (a test worker) and also checks bundles
+    in-process, whose checks stop METEOR when they end: the server's JVM goes on (other runs
+    score with it; stopping it cost a new JVM, ~8 s of CPU, at each next CGGC run: 18 JVMs
+    in the two workers of one CI run, 2026-12-07); once the server is closed, it stops."""
+    from conceptcomb.cggc import meteor_server
+    from conceptcomb.cggc.meteor_server import MeteorServer, serves_local_meteor
+
+    monkeypatch.setattr(meteor_server, "_HOSTED", {})  # this server alone (not the session's)
+    with MeteorServer() as server:
+        remote = RemoteMeteor(server.address)
+        try:
+            gts, res = coco_inputs()
+            remote.compute_score(gts, res)  # the server's JVM, this process's own
+            jvm = metrics._meteor_scorer().meteor_p
+            assert serves_local_meteor()
+            metrics.stop_meteor()  # as `CggcEvidence.stop` after a bundle's checks
+            assert jvm.poll() is None and metrics._meteor_scorer().meteor_p is jvm
+            score, _ = remote.compute_score(gts, res)  # the same JVM answers
+            assert 0.1 < score < 0.9
+        finally:
+            remote.close()
+    assert not serves_local_meteor()
+    metrics.stop_meteor()  # the server closed: the JVM is this process's to stop
+    assert jvm.wait(timeout=30) is not None
+    assert metrics._meteor_scorer.cache_info().currsize == 0
+
+
 def test_the_command_prints_the_variable_and_stops_on_ctrl_c() -> None:
     """``python -m conceptcomb.cggc.meteor_server`` as the CGGC README runs it: one line to
     export once the JVM has loaded, a server that answers it, and Ctrl-C ends both."""

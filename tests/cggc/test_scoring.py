@@ -40,8 +40,13 @@ def test_building_the_task_starts_meteors_jvm(
     when the corpus score is asked; a reply scored first starts it too."""
     if shutil.which("java") is None:
         pytest.skip("no java here: METEOR is reported unavailable instead")
+    from conceptcomb.cggc import meteor_server
     from conceptcomb.cggc.inspect_adapter import named_task
 
+    # As a process that hosts no METEOR server and names none (a run's own): `stop_meteor`
+    # stops its JVM (the session's server would keep it, and the run would score through it).
+    monkeypatch.setattr(meteor_server, "_HOSTED", {})
+    monkeypatch.delenv(meteor_server.ENV, raising=False)
     metrics.stop_meteor()
     monkeypatch.setenv("RANK", "1")  # lm-eval's other ranks never aggregate: no JVM there
     doc = lm_eval_hooks.load_dataset("cggc_ood", data_dir=str(built_dir))["test"][0]

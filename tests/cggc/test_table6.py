@@ -18,7 +18,7 @@ from conceptcomb.cli import main
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.leaderboard.report.build import write_report
 from conceptcomb.leaderboard.report.runs import read_runs
-from conceptcomb.testing.commands import inspect_eval_command, lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, inspect_eval_command, lm_eval_command
 
 TABLE6_TASKS = [f"cggc_{s}_test_type{k}" for k in "ABC" for s in ("id", "ood")]
 
@@ -39,7 +39,9 @@ def report_notes(out: Path) -> str:
 
 
 def lm_eval(out: Path, tasks: str, **options: Any) -> None:
-    command = lm_eval_command(tasks, log_samples=True, output_path=out, **options)
+    command = lm_eval_command(
+        tasks, log_samples=True, output_path=out, program=OUR_LM_EVAL, **options
+    )
     done = subprocess.run(command, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
 

@@ -90,7 +90,8 @@ def install_environment(root: Path) -> dict[str, str]:
         if name != "CONCEPTCOMB_DATA_DIR":
             Path(folder).mkdir(parents=True, exist_ok=True)
     data_root(root / "data")
-    keep = ("PATH", "LANG", "LC_ALL", "JAVA_HOME", "CI")
+    # The session's METEOR server too (`one_meteor_jvm`): the same jar scores, started once.
+    keep = ("PATH", "LANG", "LC_ALL", "JAVA_HOME", "CI", "CONCEPTCOMB_METEOR_SERVER")
     env = {name: os.environ[name] for name in keep if name in os.environ}
     env.update(values, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                TOKENIZERS_PARALLELISM="false", INSPECT_DISPLAY="none")  # fmt: skip

@@ -1,6 +1,7 @@
 """lm-eval's predict-only, in every form its command line accepts, never asks the judge.
 
-Each test runs the real ``lm_eval`` command on ``ccpt_pi_emergent`` (a judged task) with a
+Each test runs lm-eval's own command line (its parser and runner; `OUR_LM_EVAL`, which
+indexes our tasks only) on ``ccpt_pi_emergent`` (a judged task) with a
 loopback model that answers with the dataset's answers and a loopback judge that counts
 what it is asked: a run that only saves predictions asks it nothing, not even the preflight
 check; the same run without predict-only asks it (so the check can fail).
@@ -19,7 +20,7 @@ from conceptcomb.ccpt.data import load_items
 from conceptcomb.ccpt.judge_tools.plan import dataset_answer
 from conceptcomb.ccpt.prompts import user_prompt
 from conceptcomb.ccpt.tasks import spec_by_name
-from conceptcomb.testing.commands import lm_eval_command
+from conceptcomb.testing.commands import OUR_LM_EVAL, lm_eval_command
 from conceptcomb.testing.judge_server import LoopbackServer
 from conceptcomb.testing.model_server import ModelServer
 from tests.ccpt.test_lm_eval import task_manager
@@ -49,7 +50,7 @@ def run_lm_eval(model: ModelServer, judge: LoopbackServer, out: Path, *extra: st
     command = lm_eval_command(
         TASK, model="local-chat-completions",
         model_args=f"model=m,base_url={model.base_url}/chat/completions", limit=LIMIT,
-        apply_chat_template=True, output_path=out, metadata=metadata,
+        apply_chat_template=True, output_path=out, metadata=metadata, program=OUR_LM_EVAL,
     )  # fmt: skip
     command += extra  # how the test asks for predictions only, as a user may write it
     model.reset()

@@ -20,7 +20,13 @@ from typing import Any
 
 from conceptcomb.cggc.data import CggcDataset, CggcItem, load_dataset
 from conceptcomb.cggc.demos import DemoIndex, DemoSpec, cggc_demonstrations
-from conceptcomb.cggc.prompts import PromptStyle, chat_turns, question, style_named
+from conceptcomb.cggc.prompts import (
+    PromptStyle,
+    chat_turns,
+    question,
+    remember_questions,
+    style_named,
+)
 from conceptcomb.cggc.tasks import CggcTaskSpec, TaskOptions
 from conceptcomb.common.datafiles import cache_root, write_cached_json
 from conceptcomb.common.demonstrations import OrderedDemonstrations
@@ -43,6 +49,7 @@ def demonstration_docs(
 ) -> tuple[dict[str, Any], ...]:
     """The docs of a setting's demonstration candidates (`demonstration_pool`), each with its
     block rendered in ``style``. Shared by every caller: copy a doc before changing it."""
+    prime_questions(dataset, "test" if setting == "id" else "train", style, seed)
     return tuple(
         {**item.as_doc(), "prompt": question(item, style, seed)}
         for item in demonstration_pool(dataset, setting)
@@ -214,6 +221,68 @@ def _cached_pairs(path: Path, spec: CggcTaskSpec, dataset: CggcDataset) -> Drawn
         return DrawnPairs(pairs, int(stored["skipped"]), int(stored["unpaired"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None  # none yet, or not one we wrote: draw them
+
+
+# Every item's block (`prompts.question`) of a split in a style and seed, kept in the user
+# cache beside the pairs: an lm-eval CGGC build wants the blocks of the test items and of
+# the few-shot candidates (~38k for cggc_ood, ~1.7 s of CPU of a 5.1 s build to render),
+# Inspect's those of the test items, paid by every process that builds a CGGC task; read
+# back, a fraction of that. The key holds the dataset's sha256, the split, the style, the
+# seed and the source of the code that renders them (`QUESTION_CODE`).
+_QUESTIONS_FORMAT = 1
+QUESTION_CODE = (
+    "conceptcomb.cggc.data",
+    "conceptcomb.cggc.graphs",
+    "conceptcomb.cggc.prompts",
+    "conceptcomb.common.conceptnet",
+)
+
+
+@cache
+def question_code_sha256() -> str:
+    """The sha256 of `QUESTION_CODE`'s source files, with the cache's format and Python's
+    version (whose `random` shuffles each graph's edges)."""
+    digest = hashlib.sha256(f"{_QUESTIONS_FORMAT}|{sys.version_info[:2]}".encode())
+    for name in QUESTION_CODE:
+        digest.update(Path(str(importlib.import_module(name).__file__)).read_bytes())
+    return digest.hexdigest()
+
+
+def questions_key(dataset: CggcDataset, split: str, style: PromptStyle, seed: int) -> str:
+    decides = (dataset.sha256, question_code_sha256(), split, repr(style), seed)
+    return hashlib.sha256(repr(decides).encode()).hexdigest()
+
+
+def cached_questions_path(key: str) -> Path:
+    return cache_root() / "cggc" / f"questions-{key[:24]}.json"
+
+
+@lru_cache(maxsize=16)  # CggcDataset hashes by identity: once per dataset, split, style, seed
+def prime_questions(dataset: CggcDataset, split: str, style: PromptStyle, seed: int) -> None:
+    """The blocks of every item of one split of ``dataset`` (``test``, or ``train``: the
+    few-shot pool) in ``style`` and ``seed``, read from the cache (or rendered and written
+    there), for `prompts.question` to answer without rendering."""
+    items = dataset.test if split == "test" else dataset.pool
+    key = questions_key(dataset, split, style, seed)
+    path = cached_questions_path(key)
+    texts = _cached_questions(path, key, len(items))
+    if texts is None:
+        texts = [question(item, style, seed) for item in items]
+        write_cached_json(path, {"key": key, "questions": texts})
+    remember_questions(style, seed, items, texts)
+
+
+def _cached_questions(path: Path, key: str, count: int) -> list[str] | None:
+    try:
+        stored = json.loads(path.read_bytes())
+        texts = stored["questions"]
+        if stored["key"] != key or len(texts) != count:
+            return None
+        if not all(isinstance(text, str) for text in texts):
+            return None
+        return texts
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # none yet, or not one we wrote: render them
 
 
 @lru_cache(maxsize=8)  # CggcDataset hashes by identity

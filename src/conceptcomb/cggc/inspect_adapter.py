@@ -41,7 +41,13 @@ from inspect_ai.solver import Solver, TaskState, chain, generate
 from conceptcomb.cggc.analysis.per_item import PER_ITEM
 from conceptcomb.cggc.data import CggcItem, load_dataset
 from conceptcomb.cggc.demos import order_name
-from conceptcomb.cggc.docs import dataset_fields, demonstration_source, item_doc, task_pairs
+from conceptcomb.cggc.docs import (
+    dataset_fields,
+    demonstration_source,
+    item_doc,
+    prime_questions,
+    task_pairs,
+)
 from conceptcomb.cggc.metrics import (
     METRICS,
     Scored,
@@ -194,7 +200,9 @@ def cggc_dataset(spec: CggcTaskSpec, options: TaskOptions) -> MemoryDataset:
 def _samples(spec: CggcTaskSpec, options: TaskOptions) -> list[Sample]:
     """One sample per test item the pool can serve (its demonstrations come from
     `demonstrations_solver`)."""
-    where = dataset_fields(load_dataset(options.data_dir))
+    dataset = load_dataset(options.data_dir)
+    prime_questions(dataset, "test", spec.prompt_style, options.seed)
+    where = dataset_fields(dataset)
     return [
         Sample(
             id=item.item_id,

@@ -24,7 +24,13 @@ from conceptcomb.cggc import metrics
 from conceptcomb.cggc.data import CggcItem
 from conceptcomb.cggc.data import load_dataset as load_cggc
 from conceptcomb.cggc.demos import DemoIndex, cggc_demonstrations
-from conceptcomb.cggc.docs import dataset_fields, demonstration_docs, item_doc, task_pairs
+from conceptcomb.cggc.docs import (
+    dataset_fields,
+    demonstration_docs,
+    item_doc,
+    prime_questions,
+    task_pairs,
+)
 from conceptcomb.cggc.metrics import Scored
 from conceptcomb.cggc.scoring import corpus_score, score_doc
 from conceptcomb.cggc.tasks import TaskOptions, options_from_doc, spec_by_name
@@ -45,6 +51,7 @@ def load_dataset(cggc_task: str, **metadata: Any) -> datasets.DatasetDict:
     spec = spec_by_name(cggc_task)
     options = TaskOptions.resolve(metadata)
     dataset = load_cggc(options.data_dir)
+    prime_questions(dataset, "test", spec.prompt_style, options.seed)
     # METEOR's JVM loads its paraphrase tables (~6 s) while the docs are built and the model
     # generates, not when the first reply is scored.
     metrics.start_meteor()

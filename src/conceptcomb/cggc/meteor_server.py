@@ -97,27 +97,34 @@ class MeteorServer:
 
     def __enter__(self) -> MeteorServer:
         self._thread.start()
-        _HOSTED.add(self.address)
+        _HOSTED[self.address] = self._server.scorer  # type: ignore[attr-defined]
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
-        _HOSTED.discard(self.address)
+        _HOSTED.pop(self.address, None)
         if self._thread.is_alive():
             self._server.shutdown()
             self._thread.join()
         self._server.server_close()
 
 
-# Servers this process runs: their own process scores with its JVM directly.
-_HOSTED: set[str] = set()
+# Servers this process runs, and what each scores with: their own process scores with its
+# JVM directly.
+_HOSTED: dict[str, Callable[[], Any]] = {}
 
 
 def runs_here(address: str) -> bool:
     """Whether this process runs the METEOR server at ``address`` (`MeteorServer`)."""
     return address in _HOSTED
+
+
+def serves_local_meteor() -> bool:
+    """Whether a METEOR server of this process scores with its own JVM (`local_meteor`),
+    which other runs then use: not the process's alone to stop."""
+    return local_meteor in _HOSTED.values()
 
 
 class RemoteMeteor:

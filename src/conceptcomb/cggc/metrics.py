@@ -269,10 +269,12 @@ def start_meteor() -> None:
 def stop_meteor() -> None:
     """Stop this process's METEOR JVM, if one was started (a later `meteor` starts another),
     and close its connections to METEOR servers: for a process that goes on without them,
-    such as a test session (tests/conftest.py)."""
+    such as a test session (tests/conftest.py). A JVM that a METEOR server of this process
+    scores with (`meteor_server.MeteorServer`) is the server's: other runs are using it, so
+    it goes on until the server closes and this is called again."""
     while _REMOTE:
         _REMOTE.popitem()[1].close()
-    if _meteor_scorer.cache_info().currsize == 0:
+    if _meteor_scorer.cache_info().currsize == 0 or meteor_server.serves_local_meteor():
         return
     process = _meteor_scorer().meteor_p
     _meteor_scorer.cache_clear()

@@ -28,6 +28,7 @@ template), each demonstration is a user turn answered by its sentence, the item 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -91,13 +92,37 @@ def graph_text(item: CggcItem, style: PromptStyle, seed: int) -> str:
     return ", ".join(f"<H> {e.head} <R> {e.relation} <T> {e.tail}" for e in triples)
 
 
+# Blocks known before they are asked for (`remember_questions`: a dataset's, read from the
+# cache by `conceptcomb.cggc.docs.prime_questions`), per (style, seed), by the item object's
+# id; each entry holds its item, so that the id is not reused while the entry lives.
+_REMEMBERED: dict[tuple[PromptStyle, int], dict[int, tuple[CggcItem, str]]] = {}
+
+
+def remember_questions(
+    style: PromptStyle, seed: int, items: Sequence[CggcItem], texts: Sequence[str]
+) -> None:
+    """``texts[i]`` is ``question(items[i], style, seed)``: answered without rendering."""
+    known = _REMEMBERED.setdefault((style, seed), {})
+    known.update((id(item), (item, text)) for item, text in zip(items, texts, strict=True))
+
+
+def question(item: CggcItem, style: PromptStyle, seed: int) -> str:
+    """One block up to and including ``sentence:``, without the answer."""
+    known = _REMEMBERED.get((style, seed))
+    if known is not None:
+        entry = known.get(id(item))
+        if entry is not None and entry[0] is item:
+            return entry[1]
+    return rendered_question(item, style, seed)
+
+
 # An item's block is wanted more than once (a sample's input and its doc's prompt, other
 # items' demonstrations, the id setting's candidates that are test items too): rendered once.
 # Room for every item in both styles (~38k items each): with less, a process that builds
 # tasks of both styles in turn evicts every block before it is wanted again.
 @lru_cache(maxsize=1 << 17)
-def question(item: CggcItem, style: PromptStyle, seed: int) -> str:
-    """One block up to and including ``sentence:``, without the answer."""
+def rendered_question(item: CggcItem, style: PromptStyle, seed: int) -> str:
+    """`question`, rendered from the item's concepts and graph."""
     concepts = ", ".join(item.concepts)
     graph = graph_text(item, style, seed)
     if style.name == "script":
