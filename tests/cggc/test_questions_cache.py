@@ -109,3 +109,19 @@ def test_a_damaged_or_foreign_cache_is_rendered_again(
         prime_questions(dataset, "test", style, 7)  # rendered again, and written again
         assert json.loads(path.read_text()) == stored
         assert question(item, style, 7) == rendered_question.__wrapped__(item, style, 7)
+
+
+def test_a_long_lived_process_forgets_older_datasets_blocks(
+    nothing_remembered: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Remembered blocks are bounded (a test worker loads dataset after dataset): past the
+    bound the older ones are forgotten, and asked for again they are rendered, the same."""
+    dataset, style = load_dataset(None), STYLES["paper"]
+    first, second = dataset.test[:60], dataset.test[60:120]
+    monkeypatch.setattr(prompts, "_REMEMBERED_MAX", 100)
+    prompts.remember_questions(style, 0, first, ["first"] * 60)
+    assert question(first[0], style, 0) == "first"
+    prompts.remember_questions(style, 0, second, ["second"] * 60)
+    assert len(prompts._REMEMBERED[(style, 0)]) == 60
+    assert question(second[0], style, 0) == "second"
+    assert question(first[0], style, 0) == rendered_question.__wrapped__(first[0], style, 0)

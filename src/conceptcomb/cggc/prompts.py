@@ -94,8 +94,11 @@ def graph_text(item: CggcItem, style: PromptStyle, seed: int) -> str:
 
 # Blocks known before they are asked for (`remember_questions`: a dataset's, read from the
 # cache by `conceptcomb.cggc.docs.prime_questions`), per (style, seed), by the item object's
-# id; each entry holds its item, so that the id is not reused while the entry lives.
+# id; each entry holds its item, so that the id is not reused while the entry lives. At most
+# as many per (style, seed) as `rendered_question` keeps: a long-lived process that loads
+# dataset after dataset (a test worker) forgets the older ones' blocks.
 _REMEMBERED: dict[tuple[PromptStyle, int], dict[int, tuple[CggcItem, str]]] = {}
+_REMEMBERED_MAX = 1 << 17
 
 
 def remember_questions(
@@ -103,6 +106,8 @@ def remember_questions(
 ) -> None:
     """``texts[i]`` is ``question(items[i], style, seed)``: answered without rendering."""
     known = _REMEMBERED.setdefault((style, seed), {})
+    if len(known) + len(items) > _REMEMBERED_MAX:
+        known.clear()
     known.update((id(item), (item, text)) for item, text in zip(items, texts, strict=True))
 
 
