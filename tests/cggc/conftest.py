@@ -8,8 +8,11 @@ instead of 100,000, so that the build, from an empty embedding cache, takes unde
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 
 import pytest
 
@@ -81,3 +84,21 @@ def built(tmp_path_factory: pytest.TempPathFactory, small_cn: Path) -> tuple[Pat
 @pytest.fixture(scope="session")
 def built_dir(built: tuple[Path, str]) -> Path:
     return built[0]
+
+
+def conceptcomb_modules_run(call: Callable[[], object]) -> set[str]:
+    """The conceptcomb modules whose code runs during ``call()``: for the caches keyed on
+    the source of the code that computes what they hold (`docs.DRAWING_CODE`,
+    `docs.QUESTION_CODE`), which must name every such module."""
+    ran: set[str] = set()
+
+    def record(frame: FrameType, event: str, arg: object) -> None:
+        if event == "call":
+            ran.add(frame.f_globals.get("__name__", ""))
+
+    sys.setprofile(record)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return {name for name in ran if name.startswith("conceptcomb.")}

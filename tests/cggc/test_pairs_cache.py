@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 from pathlib import Path
-from types import FrameType
 
 import pytest
 
@@ -16,6 +14,7 @@ from conceptcomb.cggc import docs
 from conceptcomb.cggc.data import load_dataset
 from conceptcomb.cggc.docs import cached_pairs_path, pairs_key, task_pairs
 from conceptcomb.cggc.tasks import TaskOptions, spec_by_name
+from tests.cggc.conftest import conceptcomb_modules_run
 
 
 def cache_file(name: str, options: TaskOptions) -> Path:
@@ -70,20 +69,16 @@ def test_the_draw_runs_only_the_code_the_key_hashes(monkeypatch) -> None:
     first_items = docs.evaluated_items(spec, options, dataset)[:40]
     monkeypatch.setattr(docs, "evaluated_items", lambda *args: first_items)
     docs.demonstration_source.cache_clear()
-    ran: set[str] = set()
-
-    def record(frame: FrameType, event: str, arg: object) -> None:
-        if event == "call":
-            ran.add(frame.f_globals.get("__name__", ""))
-
-    sys.setprofile(record)
+    drawn: list[docs.DrawnPairs] = []
     try:
-        drawn = docs._draw_pairs(spec, options, dataset, docs.paired_spec(spec, options))
+        ours = conceptcomb_modules_run(
+            lambda: drawn.append(
+                docs._draw_pairs(spec, options, dataset, docs.paired_spec(spec, options))
+            )
+        )
     finally:
-        sys.setprofile(None)
         docs.demonstration_source.cache_clear()
-    assert drawn.pairs
-    ours = {name for name in ran if name.startswith("conceptcomb.")}
+    assert drawn[0].pairs
     assert "conceptcomb.cggc.demos" in ours
     assert ours <= set(docs.DRAWING_CODE), sorted(ours - set(docs.DRAWING_CODE))
 

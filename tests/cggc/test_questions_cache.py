@@ -5,9 +5,7 @@ whenever the dataset, the style, the seed or the code that renders them differs.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
-from types import FrameType
 
 import pytest
 
@@ -15,6 +13,7 @@ from conceptcomb.cggc import docs, prompts
 from conceptcomb.cggc.data import load_dataset
 from conceptcomb.cggc.docs import cached_questions_path, prime_questions, questions_key
 from conceptcomb.cggc.prompts import STYLES, question, rendered_question
+from tests.cggc.conftest import conceptcomb_modules_run
 
 
 @pytest.fixture
@@ -71,20 +70,13 @@ def test_rendering_runs_only_the_code_the_key_hashes() -> None:
     QUESTION_CODE: a rule moved to another module still changes the key."""
     dataset = load_dataset(None)
     items = [*dataset.pool[:50], *dataset.test[:50]]
-    ran: set[str] = set()
 
-    def record(frame: FrameType, event: str, arg: object) -> None:
-        if event == "call":
-            ran.add(frame.f_globals.get("__name__", ""))
-
-    sys.setprofile(record)
-    try:
+    def render() -> None:
         for style in STYLES.values():
             for item in items:
                 rendered_question.__wrapped__(item, style, 3)
-    finally:
-        sys.setprofile(None)
-    ours = {name for name in ran if name.startswith("conceptcomb.")}
+
+    ours = conceptcomb_modules_run(render)
     assert "conceptcomb.cggc.prompts" in ours
     assert ours <= set(docs.QUESTION_CODE), sorted(ours - set(docs.QUESTION_CODE))
 
