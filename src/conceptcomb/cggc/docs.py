@@ -186,8 +186,13 @@ DRAWING_CODE = (
 def drawing_code_sha256() -> str:
     """The sha256 of `DRAWING_CODE`'s source files, with the cache's format and Python's
     version (whose `random` draws the demonstrations)."""
-    digest = hashlib.sha256(f"{_PAIRS_FORMAT}|{sys.version_info[:2]}".encode())
-    for name in DRAWING_CODE:
+    return _source_sha256(DRAWING_CODE, _PAIRS_FORMAT)
+
+
+def _source_sha256(modules: tuple[str, ...], cache_format: int) -> str:
+    """The sha256 of ``modules``' source files, a cache's format and Python's version."""
+    digest = hashlib.sha256(f"{cache_format}|{sys.version_info[:2]}".encode())
+    for name in modules:
         digest.update(Path(str(importlib.import_module(name).__file__)).read_bytes())
     return digest.hexdigest()
 
@@ -242,10 +247,7 @@ QUESTION_CODE = (
 def question_code_sha256() -> str:
     """The sha256 of `QUESTION_CODE`'s source files, with the cache's format and Python's
     version (whose `random` shuffles each graph's edges)."""
-    digest = hashlib.sha256(f"{_QUESTIONS_FORMAT}|{sys.version_info[:2]}".encode())
-    for name in QUESTION_CODE:
-        digest.update(Path(str(importlib.import_module(name).__file__)).read_bytes())
-    return digest.hexdigest()
+    return _source_sha256(QUESTION_CODE, _QUESTIONS_FORMAT)
 
 
 def questions_key(dataset: CggcDataset, split: str, style: PromptStyle, seed: int) -> str:
