@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import fcntl
+import gc
 import glob
 import importlib.util
 import json
@@ -546,3 +547,12 @@ def vllm_turn() -> Iterator[None]:
     with open(system_tempdir() / "conceptcomb-vllm.lock", "w", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
+
+
+@pytest.fixture
+def collector_on():
+    """Python's garbage collector on for the test, and as it was after it, whatever the test did."""
+    was_on = gc.isenabled()
+    gc.enable()
+    yield
+    (gc.enable if was_on else gc.disable)()

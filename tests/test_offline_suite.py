@@ -36,8 +36,10 @@ NEWEST = "CONCEPTCOMB_NEWEST_VENV"  # the venv of the newest releases, where the
 # What a new user's shell has of the environment (no CONCEPTCOMB_*, HF_*, CI, proxies...).
 KEPT = ("PATH", "LANG", "LC_ALL", "TERM", "TMPDIR", "VIRTUAL_ENV", "SSL_CERT_FILE")
 # What a network cut cannot change (issue 53), left out of the copy's run: tests that compute
-# on files they write themselves or on the repository's own files, and load no data, model,
-# judge or framework command. The suite runs them on the lock; each entry says why it is here.
+# on files they write themselves or on the repository's own files, or talk only to servers on
+# loopback, and load no data, model or framework command that could look for the network
+# (hub files, tiktoken's, NLTK's or spaCy's data, pip: those stay). The suite runs them on the
+# lock; each entry says why it is here.
 UNCHANGED_BY_THE_CUT = {
     "tests/leaderboard/statistics": "intervals and paired tests on numbers",
     "tests/leaderboard/compare": "pairs runs read from files the tests write",
@@ -47,6 +49,23 @@ UNCHANGED_BY_THE_CUT = {
     "tests/test_layers.py": "reads the repository's source",
     "tests/test_import_cycles.py": "reads the repository's source",
     "tests/test_leftovers.py": "the session-end check on its own test files",
+    # Servers on loopback, which the cut leaves up (it cuts every other interface).
+    "tests/cggc/test_meteor_server.py": "METEOR's JVM, served on loopback",
+    "tests/scorers/test_ranks.py": "judges on loopback, asked from several ranks",
+    "tests/scorers/test_judge_faults.py": "judges on loopback that fail on purpose",
+    "tests/scorers/test_rating_collector.py": "the rating loop against a loopback judge",
+    "tests/scorers/test_judge_cache_open_together.py": "judge caches in the test's folder",
+    "tests/scorers/test_judge_replicas.py": "replicas of a loopback judge",
+    "tests/test_loopback_server.py": "the loopback server the tests use",
+    # The shipped CGGC files (the package's own) and caches in the test's own folder.
+    "tests/cggc/test_describe_dataset.py": "the shipped dataset, described from its files",
+    "tests/cggc/test_structure_readings.py": "structure types of graphs and of shipped items",
+    "tests/cggc/test_packaged.py": "the shipped files against their pinned checksums",
+    "tests/cggc/test_pairs_cache.py": "the drawn pairs kept in a cache of the test's own",
+    "tests/cggc/test_build_memo.py": "the built docs kept in the process",
+    "tests/leaderboard/checks/test_hostile_bundles.py": "bundles the tests write, checked",
+    "tests/common/test_inspect_internals.py": "reads Inspect's installed source",
+    "tests/ccpt/test_answers.py": "replies parsed",
 }
 
 

@@ -26,6 +26,7 @@ from conceptcomb.ccpt.methods.spreading import (
 from conceptcomb.ccpt.methods.spreading_prompts import sa_user_prompt
 from conceptcomb.ccpt.prompts import SYSTEM_PROMPT, target_of, user_prompt
 from conceptcomb.ccpt.tasks import CcptTaskSpec, spec_by_name
+from conceptcomb.common.collector import collector_paused
 
 # What a doc holds beyond the item, the task and its method's fields: Inspect's sample
 # takes these as its input and target rather than as metadata.
@@ -46,6 +47,7 @@ def make_doc(spec: CcptTaskSpec, item: CcptItem, prompt: str, **extra: Any) -> d
     }
 
 
+@collector_paused()  # a large build (common.collector)
 def task_docs(
     spec: CcptTaskSpec, items: list[CcptItem], options: Mapping[str, Any] | None = None
 ) -> list[dict[str, Any]]:

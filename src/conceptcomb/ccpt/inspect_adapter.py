@@ -49,6 +49,7 @@ from conceptcomb.ccpt.tasks import (
     spec_by_name,
     task_version,
 )
+from conceptcomb.common.collector import collector_paused
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.common.inspect_internals import register_scorer
 from conceptcomb.frameworks.inspect_tasks import (
@@ -146,6 +147,7 @@ def ccpt_judge(task: str, npc_modifier: str | None = None) -> Scorer:
 register_scorer(ccpt_judge, RESCORER)
 
 
+@collector_paused()  # a large build (common.collector)
 def samples(
     spec: CcptTaskSpec, items: list[CcptItem], options: Mapping[str, Any] | None = None
 ) -> list[Sample]:

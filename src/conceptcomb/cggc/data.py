@@ -41,6 +41,7 @@ from typing import Any
 
 from conceptcomb.cggc.graphs import GraphEdge, structure_type
 from conceptcomb.cggc.relations import make_label, split_label
+from conceptcomb.common.collector import collector_paused
 from conceptcomb.common.conceptnet import concept_name
 from conceptcomb.common.datafiles import DATA_DIR_ENV, cache_root, write_cached_json
 from conceptcomb.common.errors import DataFormatError, DataUnavailableError
@@ -164,6 +165,7 @@ def read_bytes(path: Path) -> bytes:
         raise DataFormatError(f"{path}: not a valid gzip file ({err}).") from err
 
 
+@collector_paused()  # a large build (common.collector)
 def read_items(path: Path, split: str, content: bytes | None = None) -> list[CggcItem]:
     """Items of a CGGC jsonl file, nested (official / ours) or flattened records."""
     items: list[CggcItem] = []
@@ -331,6 +333,11 @@ def _checked_sha256(folder: Path | str, files: dict[str, str]) -> str:
 
 @lru_cache(maxsize=4)
 def _load(folder: str, pool_path: str, test_path: str, _stamp: tuple) -> CggcDataset:
+    with collector_paused():  # millions of small objects, no cycle (common.collector)
+        return _parsed(folder, pool_path, test_path)
+
+
+def _parsed(folder: str, pool_path: str, test_path: str) -> CggcDataset:
     contents = {Path(path): read_bytes(Path(path)) for path in (pool_path, test_path)}
     files = _file_sha256(pool_path, test_path, contents)
     sha256 = _checked_sha256(folder, files)

@@ -28,6 +28,7 @@ from conceptcomb.cggc.prompts import (
     style_named,
 )
 from conceptcomb.cggc.tasks import CggcTaskSpec, TaskOptions
+from conceptcomb.common.collector import collector_paused
 from conceptcomb.common.datafiles import cache_root, write_cached_json
 from conceptcomb.common.demonstrations import OrderedDemonstrations
 from conceptcomb.common.errors import DataUnavailableError
@@ -44,6 +45,7 @@ def demonstration_pool(dataset: CggcDataset, setting: str) -> tuple[CggcItem, ..
 # those builds the same ~22k (ood) docs, ~0.5 s of rendering and copying each time. The
 # dataset hashes by identity, and `load_dataset` gives a new one when a file changes.
 @lru_cache(maxsize=8)
+@collector_paused()  # a large build (common.collector)
 def demonstration_docs(
     dataset: CggcDataset, setting: str, style: PromptStyle, seed: int
 ) -> tuple[dict[str, Any], ...]:
@@ -95,6 +97,7 @@ def paired_spec(spec: CggcTaskSpec, options: TaskOptions) -> CggcTaskSpec | None
     return replace(spec, setting="ood" if spec.setting == "id" else "id", verify=False)
 
 
+@collector_paused()  # a large build (common.collector)
 def task_pairs(
     spec: CggcTaskSpec, options: TaskOptions, announce: bool = True
 ) -> list[tuple[CggcItem, list[CggcItem]]]:
@@ -260,6 +263,7 @@ def cached_questions_path(key: str) -> Path:
 
 
 @lru_cache(maxsize=16)  # CggcDataset hashes by identity: once per dataset, split, style, seed
+@collector_paused()  # a large build (common.collector)
 def prime_questions(dataset: CggcDataset, split: str, style: PromptStyle, seed: int) -> None:
     """The blocks of every item of one split of ``dataset`` (``test``, or ``train``: the
     few-shot pool) in ``style`` and ``seed``, read from the cache (or rendered and written

@@ -50,6 +50,7 @@ from conceptcomb.cggc.verification import (
     edge_questions,
     with_verified,
 )
+from conceptcomb.common.collector import collector_paused
 from conceptcomb.common.errors import ConceptcombError
 from conceptcomb.common.evalcard import load_card
 from conceptcomb.common.evidence import (
@@ -167,6 +168,7 @@ def _test_item(
 
 
 @lru_cache(maxsize=8)
+@collector_paused()  # a large build (common.collector)
 def _reference_items(task: str, options: tuple[tuple[str, Any], ...]) -> dict[str, TestItem]:
     """Key -> the item, without demonstrations (`CggcEvidence.reference_set`)."""
     from conceptcomb.cggc.data import load_dataset

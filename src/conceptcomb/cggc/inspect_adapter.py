@@ -73,6 +73,7 @@ from conceptcomb.cggc.verification import (
     edge_questions,
     verification_of,
 )
+from conceptcomb.common.collector import collector_paused
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.common.evalcard import card_headline
 from conceptcomb.common.inspect_internals import register_scorer
@@ -203,15 +204,16 @@ def _samples(spec: CggcTaskSpec, options: TaskOptions) -> list[Sample]:
     dataset = load_dataset(options.data_dir)
     prime_questions(dataset, "test", spec.prompt_style, options.seed)
     where = dataset_fields(dataset)
-    return [
-        Sample(
-            id=item.item_id,
-            input=chat(chat_turns(item, [], spec.prompt_style, options.seed)),
-            target=item.target,
-            metadata={**item_doc(item, demos, spec, options), **where},
-        )
-        for item, demos in task_pairs(spec, options)
-    ]
+    with collector_paused():  # ~16k samples (common.collector)
+        return [
+            Sample(
+                id=item.item_id,
+                input=chat(chat_turns(item, [], spec.prompt_style, options.seed)),
+                target=item.target,
+                metadata={**item_doc(item, demos, spec, options), **where},
+            )
+            for item, demos in task_pairs(spec, options)
+        ]
 
 
 def cggc_fewshot(spec: CggcTaskSpec, options: TaskOptions) -> Solver:

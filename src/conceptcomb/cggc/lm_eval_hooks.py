@@ -34,6 +34,7 @@ from conceptcomb.cggc.docs import (
 from conceptcomb.cggc.metrics import Scored
 from conceptcomb.cggc.scoring import corpus_score, score_doc
 from conceptcomb.cggc.tasks import TaskOptions, options_from_doc, spec_by_name
+from conceptcomb.common.collector import collector_paused
 from conceptcomb.common.demonstrations import OrderedDemonstrations
 from conceptcomb.common.errors import DataFormatError, DataUnavailableError
 from conceptcomb.frameworks.lm_eval_metadata import start_task
@@ -58,20 +59,21 @@ def load_dataset(cggc_task: str, **metadata: Any) -> datasets.DatasetDict:
     where = dataset_fields(dataset)
     if options.spice_jars:  # for SPICE's aggregation, which sees only metric values
         where[SPICE_JARS] = options.spice_jars
-    docs = [
-        {**item_doc(item, demos, spec, options), **where}
-        for item, demos in task_pairs(spec, options)
-    ]
-    shared = demonstration_docs(dataset, spec.setting, spec.prompt_style, options.seed)
-    return datasets.DatasetDict(
-        {
-            "test": datasets.Dataset.from_list(docs),
-            # A plain list, not an Arrow table: lm-eval only lists the few-shot split
-            # (``list(fewshot_docs())``), which takes ~1.5 s row by row for the ood pool's
-            # 22k rows and gives the same dicts. Each a copy of the shared doc.
-            DEMONSTRATIONS: [dict(doc) for doc in shared],
-        }
-    )
+    with collector_paused():  # ~16k docs and ~22k candidates (common.collector)
+        docs = [
+            {**item_doc(item, demos, spec, options), **where}
+            for item, demos in task_pairs(spec, options)
+        ]
+        shared = demonstration_docs(dataset, spec.setting, spec.prompt_style, options.seed)
+        return datasets.DatasetDict(
+            {
+                "test": datasets.Dataset.from_list(docs),
+                # A plain list, not an Arrow table: lm-eval only lists the few-shot split
+                # (``list(fewshot_docs())``), which takes ~1.5 s row by row for the ood
+                # pool's 22k rows and gives the same dicts. Each a copy of the shared doc.
+                DEMONSTRATIONS: [dict(doc) for doc in shared],
+            }
+        )
 
 
 class CggcSampler(OrderedSampler):

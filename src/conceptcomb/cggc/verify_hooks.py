@@ -21,6 +21,7 @@ from conceptcomb.cggc.data import CggcItem
 from conceptcomb.cggc.metrics import check_libraries
 from conceptcomb.cggc.scoring import prediction_of
 from conceptcomb.cggc.verification import Verification, verify_predictions, with_verified
+from conceptcomb.common.collector import collector_paused
 from conceptcomb.frameworks.lm_eval_metadata import start_task
 from conceptcomb.scorers.lm_eval_judge import (
     doc_judge_settings,
@@ -41,6 +42,7 @@ def load_dataset(cggc_task: str, **metadata: Any) -> datasets.DatasetDict:
     )
 
 
+@collector_paused()  # a large build (common.collector)
 def _with_field(
     split: datasets.Dataset | list[dict[str, Any]], field: str, value: Any
 ) -> datasets.Dataset | list[dict[str, Any]]:

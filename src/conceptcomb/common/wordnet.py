@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from conceptcomb.common.collector import collector_paused
 from conceptcomb.common.datafiles import cache_root
 from conceptcomb.common.errors import ConfigError
 from conceptcomb.common.packaged import package_folder
@@ -84,6 +85,7 @@ _LOAD_LOCK = threading.Lock()
 
 
 @cache  # one reader per process, as NLTK's `nltk.corpus.wordnet`: the first folder found
+@collector_paused()  # a large build (common.collector)
 def _reader() -> Any:
     """NLTK's reader of the WordNet on its search path, without the mapping of WordNet 3.0
     onto the loaded version that NLTK builds on every load for the Open Multilingual

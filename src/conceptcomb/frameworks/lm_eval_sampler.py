@@ -33,6 +33,7 @@ from typing import Any
 
 from lm_eval.api.samplers import ContextSampler
 
+from conceptcomb.common.collector import collector_paused
 from conceptcomb.common.demonstrations import (
     EASY2HARD,
     HARD2EASY,
@@ -117,7 +118,8 @@ class OrderedSampler(ContextSampler):
         task, doc = evaluated_doc(eval_doc)
         key = (id(task), n)
         if key not in self._prepared:
-            self._prepared[key] = self.prepare(task, doc, n)
+            with collector_paused():  # the pool: ~22k docs for CGGC (common.collector)
+                self._prepared[key] = self.prepare(task, doc, n)
         chosen = self.choose(self._prepared[key], task, doc)
         if chosen is None:
             raise DataUnavailableError(

@@ -1,5 +1,6 @@
 """The explorer's page data is gathered with the garbage collector paused
-(`explore.data.collector_paused`) and each text cleaned once (`explore.data.Strings`):
+(`conceptcomb.common.collector.collector_paused`, tests/common/test_collector.py) and each
+text cleaned once (`explore.data.Strings`):
 the collector is on again afterwards, even when gathering fails, and the page is the same
 byte for byte as without either."""
 
@@ -14,35 +15,6 @@ from typing import Any
 import pytest
 
 from conceptcomb.leaderboard.explore import data, page
-
-
-@pytest.fixture
-def collector_on():
-    """The collector on for the test, and as it was after it, whatever the test did."""
-    was_on = gc.isenabled()
-    gc.enable()
-    yield
-    (gc.enable if was_on else gc.disable)()
-
-
-def test_paused_inside_and_on_again_after(collector_on) -> None:
-    with data.collector_paused():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-
-
-def test_on_again_after_an_error(collector_on) -> None:
-    with pytest.raises(ZeroDivisionError), data.collector_paused():
-        assert not gc.isenabled()
-        _ = 1 / 0
-    assert gc.isenabled()
-
-
-def test_left_off_where_it_was_off(collector_on) -> None:
-    gc.disable()
-    with data.collector_paused():
-        assert not gc.isenabled()
-    assert not gc.isenabled()
 
 
 def test_gather_pauses_and_resumes_on_error(collector_on, monkeypatch, tmp_path: Path) -> None:

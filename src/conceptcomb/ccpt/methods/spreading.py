@@ -35,6 +35,7 @@ from typing import Any
 
 from conceptcomb.ccpt.data import CCPT_DATASET, CONCEPTNET_FILE, CcptItem
 from conceptcomb.ccpt.tasks import NPC_EMERGENT, SA_BOTH, SA_LLM, CcptTaskSpec
+from conceptcomb.common.collector import collector_paused
 from conceptcomb.common.conceptnet import CN100K_FILES, pinned_cn100k_dir, read_edges
 from conceptcomb.common.datafiles import resolve_files
 from conceptcomb.common.errors import ConfigError, DataFormatError, one_of
@@ -233,6 +234,7 @@ def load_graph(name: str, data_dir: str | os.PathLike[str] | None = None) -> Con
 
 
 @lru_cache(maxsize=4)
+@collector_paused()  # a large build (common.collector)
 def _cached_ccpt(path: str) -> ConceptGraph:
     return read_ccpt_graph(Path(path))
 

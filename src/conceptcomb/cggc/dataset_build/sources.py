@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conceptcomb.cggc.relations import canonical_relation
+from conceptcomb.common.collector import collector_paused
 from conceptcomb.common.conceptnet import CN100K_DATASET as CN100K_DATASET  # re-exported
 from conceptcomb.common.conceptnet import CN100K_FILES, read_edges
 from conceptcomb.common.datafiles import PinnedDataset, pinned_files, resolve_files
@@ -86,6 +87,7 @@ def pinned_commongen_dir(data_dir: str | os.PathLike[str] | None, splits: tuple[
     return files[names[0]].parent
 
 
+@collector_paused()  # a large build (common.collector)
 def read_commongen(folder: Path, splits: tuple[str, ...]) -> list[Reference]:
     """Every (concept set, reference) of the named splits, in file order."""
     refs: list[Reference] = []

@@ -16,16 +16,15 @@ the item's evidence.
 
 from __future__ import annotations
 
-import gc
 import json
 import math
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
 from conceptcomb.benchmarks import evidence_adapter
+from conceptcomb.common.collector import collector_paused
 from conceptcomb.common.evidence import JudgeAnswers
 from conceptcomb.leaderboard.compare.cli import readable, to_json
 from conceptcomb.leaderboard.compare.comparison import (
@@ -45,23 +44,6 @@ FORMAT = "conceptcomb-explorer/1"
 # A reply longer than this is cut in the page (its length said): a 1 MB reply is evidence
 # of something, but not something to put in every row of a table.
 MOST_CHARS = 20_000
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off while the page's data is gathered: gathering
-    makes millions of small objects that live until the page is written (every item's
-    evidence, values, strings) and no cycles worth collecting, so each collection walks
-    them all for nothing (on 10 runs of the full cggc_ood it cost a large part of the
-    write: docs/performance.md). Reference counting still frees what it can. The
-    collector is turned back on afterwards, error or not, if it was on before."""
-    was_on = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_on:
-            gc.enable()
 
 
 @dataclass
