@@ -4,9 +4,10 @@ Building makes millions of small objects that live on and hold no reference cycl
 collecting: CGGC's data parsed (~50 MB of JSON, ~38k items), a task's ~16k docs or samples,
 the explorer's page data (every item's evidence of every run). Each time such a build grows
 the heap by a quarter, the collector walks the whole heap (a full collection) for nothing.
-Measured: over half the CPU of building a CGGC task in lm-eval (3.4 s, 1.8 s paused), ~23 s
-of the 118 s of tests/cggc's fast tests, a large part of writing the explorer's page on 10
-runs of the full cggc_ood (docs/performance.md). Reference counting still frees what it can.
+Measured: over half the CPU of building a CGGC task (lm-eval's docs of cggc_ood, 2.94 ->
+1.32 s: `benchmarks/cggc_build.py`), ~23 s of the 118 s of tests/cggc's fast tests, a large
+part of writing the explorer's page on 10 runs of the full cggc_ood (docs/performance.md).
+Reference counting still frees what it can; the collector runs again when the pause ends.
 """
 
 from __future__ import annotations
