@@ -7,7 +7,7 @@ import gc
 
 import pytest
 
-from conceptcomb.common.collector import collector_paused
+from conceptcomb.common.collector import collector_paused, heap_frozen
 
 
 def test_paused_inside_and_on_again_after(collector_on) -> None:
@@ -37,3 +37,13 @@ def test_as_a_decorator(collector_on) -> None:
 
     assert build() is False and build() is False
     assert gc.isenabled()
+
+
+def test_heap_frozen_inside_and_unfrozen_after() -> None:
+    kept = [[] for _ in range(10)]  # objects that exist before
+    with heap_frozen() as froze:
+        assert froze and gc.get_freeze_count() >= len(kept)
+        with heap_frozen() as again:  # frozen already: left alone
+            assert not again
+        gc.collect()  # walks only the young objects
+    assert gc.get_freeze_count() == 0

@@ -28,3 +28,18 @@ def collector_paused() -> Iterator[None]:
     finally:
         if was_on:
             gc.enable()
+
+
+@contextmanager
+def heap_frozen() -> Iterator[bool]:
+    """The objects that exist now frozen while inside (`gc.freeze`: no collection walks them,
+    not even an explicit ``gc.collect()``), unfrozen after; yields whether it froze them. A
+    process that froze objects itself manages them and is left alone (False)."""
+    if gc.get_freeze_count():
+        yield False
+        return
+    gc.freeze()
+    try:
+        yield True
+    finally:
+        gc.unfreeze()

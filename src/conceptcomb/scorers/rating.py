@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from tqdm.auto import tqdm
 
+from conceptcomb.common.collector import heap_frozen
 from conceptcomb.scorers.judge_base import Judge, JudgeReply
 from conceptcomb.scorers.judge_cache import JudgeCache, Row
 from conceptcomb.scorers.judge_settings import JudgeSettings
@@ -327,13 +328,12 @@ def quiet_collector() -> Iterator[None]:
         yield
         return
     threshold = gc.get_threshold()
-    gc.freeze()
-    gc.set_threshold(max(threshold[0], RATING_YOUNG_THRESHOLD), *threshold[1:])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*threshold)
-        gc.unfreeze()
+    with heap_frozen():
+        gc.set_threshold(max(threshold[0], RATING_YOUNG_THRESHOLD), *threshold[1:])
+        try:
+            yield
+        finally:
+            gc.set_threshold(*threshold)
 
 
 def run_coroutine(coro: Coroutine[Any, Any, T]) -> T:

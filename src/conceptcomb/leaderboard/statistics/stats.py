@@ -53,6 +53,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from conceptcomb.common.collector import heap_frozen
+
 LEVEL = 0.95  # every interval here: 95%, two-sided
 ALPHA = 0.05  # the tests' level, and the minimum detectable difference's
 POWER = 0.80  # the power of the minimum detectable difference
@@ -444,18 +446,16 @@ def items_needed(pilot: Difference, target: float) -> ItemsNeeded:
 
 # --- many comparisons -----------------------------------------------------------------------
 def holm(pvalues: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the given order: the i-th smallest of m times
-    (m - i), never below the one before, at most 1. statsmodels' ``multipletests(method=
-    "holm")`` computes the same (tests: test_holm_is_statsmodels) but collects all of
-    Python's garbage on every call (statsmodels 0.14-0.15: ``gc.collect()``), ~0.5 s in a
-    process holding a large heap, once per comparison table."""
+    """Holm's step-down adjusted p-values (statsmodels ``multipletests``), in the given order.
+    statsmodels runs ``gc.collect()`` on every Holm call (0.14-0.15), ~0.5 s in a process
+    holding a large heap: the heap is frozen around it (`heap_frozen`), so that collection
+    walks only what the call made."""
     if not pvalues:
         return []
-    values = np.asarray(pvalues, dtype=float)
-    order = np.argsort(values)  # as statsmodels sorts them
-    stepped = np.maximum.accumulate(values[order] * np.arange(len(values), 0, -1))
-    adjusted = np.empty_like(stepped)
-    adjusted[order] = np.minimum(stepped, 1.0)
+    from statsmodels.stats.multitest import multipletests
+
+    with heap_frozen():
+        adjusted = multipletests(list(pvalues), alpha=ALPHA, method="holm")[1]
     return [float(p) for p in adjusted]
 
 
