@@ -50,7 +50,9 @@ before it (no Inspect heap):
 
 ``--curve-bare`` follows each curve point with the same point for a bare aiohttp loop (other
 prompts, as many, no judge code) and prints ours / bare: at 128-256 in flight on 2 cores the
-client's CPU bounds the rate, and aiohttp's own share of it shows there.
+client's CPU bounds the rate, and aiohttp's own share of it shows there. ``--curve-asyncio``
+follows each point with the same point on asyncio's own event loop instead of the judge's
+(`rating.new_judge_loop`: uvloop's where installed) and prints the judge's loop / asyncio's.
 
 What it measured is also printed as ``figure: NAME = VALUE UNIT`` lines (the curve's
 ratios and client CPU per request, the clean runs' ratios), which `benchmarks/against.py`
@@ -150,6 +152,30 @@ def pythons_collector() -> Iterator[None]:
         yield
     finally:
         rating.quiet_collector = quiet
+
+
+@contextmanager
+def asyncios_loop() -> Iterator[None]:
+    """Rating loops on asyncio's own event loop instead of the judge's (uvloop's, installed).
+    A commit before the judge had a loop of its own (`against.py` runs this copy there too)
+    runs on asyncio's loop anyway."""
+    factory = getattr(rating, "new_judge_loop", None)
+    if factory is None:
+        yield
+        return
+    rating.new_judge_loop = asyncio.new_event_loop
+    try:
+        yield
+    finally:
+        rating.new_judge_loop = factory
+
+
+def judge_loop_name() -> str:
+    loop = getattr(rating, "new_judge_loop", asyncio.new_event_loop)()
+    try:
+        return f"{type(loop).__module__}.{type(loop).__name__}"
+    finally:
+        loop.close()
 
 
 @dataclass
@@ -597,9 +623,34 @@ def run_curve(
                 figure(point, row[in_flight], "ratio")
                 figure(f"{point}, client CPU", run.cpu / run.requests * 1e6, "us/request")
                 figure(f"{point}, collector", run.collector.ms, "ms")
+                if args.curve_asyncio:
+                    asyncio_point(point, size, urls, in_flight, latency, args.spread, row)
                 if args.curve_bare:
                     bare_point(point, size, urls[0], in_flight, latency, args.spread, row)
     return curve
+
+
+def asyncio_point(
+    point: str,
+    size: int,
+    urls: list[str],
+    in_flight: int,
+    latency: float,
+    spread: float,
+    row: dict[int, float],
+) -> None:
+    """The same point on asyncio's own event loop (other prompts of the same count): what
+    the judge's loop (`rating.new_judge_loop`: uvloop's) gives over it, in this process."""
+    prompts = questions(size, offset=8 * 10**6 + in_flight)
+    with asyncios_loop():
+        run = ask(prompts, urls, in_flight, latency)
+    ratio = cost_free_seconds(prompts, in_flight, latency, spread) / run.seconds
+    cpu = run.cpu / run.requests * 1e6
+    print(f"      asyncio's loop: ratio {ratio:.2f}, client CPU {cpu:.0f} us/request; "
+          f"the judge's loop / asyncio's {row[in_flight] / ratio:.3f}")  # fmt: skip
+    figure(f"{point}, asyncio's loop", ratio, "ratio")
+    figure(f"{point}, asyncio's loop, client CPU", cpu, "us/request")
+    figure(f"{point}, judge's loop / asyncio's", row[in_flight] / ratio, "ratio")
 
 
 def bare_point(
@@ -668,6 +719,11 @@ def main() -> None:
         help="after each curve point, the same point for a bare aiohttp loop (no judge code)",
     )
     parser.add_argument(
+        "--curve-asyncio",
+        action="store_true",
+        help="after each curve point, the same point on asyncio's own event loop",
+    )
+    parser.add_argument(
         "--curve-cap", type=int, default=CURVE_CAP, help="--curve-only: most requests a point"
     )
     parser.add_argument("--trials", type=int, default=3, help="clean and bare runs, alternated")
@@ -697,6 +753,7 @@ def main() -> None:
     print(f"load average (1 min) at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     in_flights = [int(value) for value in args.curve_in_flight.split(",") if value.strip()]
     latencies = [float(value) for value in args.curve_latencies.split(",") if value.strip()]
+    print(f"the judge's event loop: {judge_loop_name()}")
     if args.curve_only:
         curve = run_curve(args, latencies, in_flights, args.curve_cap)
         print(f"summary: {curve_text(curve)} | load {os.getloadavg()[0]:.2f}")

@@ -220,6 +220,40 @@ def test_running_inside_an_event_loop() -> None:
         assert asyncio.run(inside(server)) == 3
 
 
+def test_the_judge_runs_on_uvloop_and_on_asyncio_without_it(monkeypatch) -> None:
+    """The rating loop runs on uvloop's event loop where it is installed (a dependency but on
+    Windows), called from sync code or under a running loop, with the same ratings as on
+    asyncio's, which it falls back to where uvloop cannot be imported."""
+    import sys
+
+    import uvloop
+
+    seen: list[type] = []
+    original = OpenAIJudge.ask
+
+    async def noting(self, prompt):
+        seen.append(type(asyncio.get_running_loop()))
+        return await original(self, prompt)
+
+    async def inside(settings: JudgeSettings) -> dict:
+        return rate_prompts(settings, PROMPTS[:3])[0]
+
+    monkeypatch.setattr(OpenAIJudge, "ask", noting)
+    with LoopbackServer() as server:
+        settings = settings_for(server, judge_cache="off")
+        on_uvloop = rate_prompts(settings, PROMPTS[:3])[0]
+        assert set(seen) == {uvloop.Loop}
+        assert asyncio.run(inside(settings)).keys() == on_uvloop.keys()
+        assert set(seen) == {uvloop.Loop}
+        seen.clear()
+        monkeypatch.setitem(sys.modules, "uvloop", None)  # what an import that fails gives
+        on_asyncio = rate_prompts(settings, PROMPTS[:3])[0]
+    assert seen and uvloop.Loop not in set(seen)
+    assert {p: r.rating for p, r in on_asyncio.items()} == {
+        p: r.rating for p, r in on_uvloop.items()
+    }
+
+
 def test_the_environment_proxy_is_used(monkeypatch, fresh_cache: Path) -> None:
     """HTTP_PROXY is honoured (as by the openai SDK): the judge's host need not resolve."""
     with LoopbackServer() as proxy:
