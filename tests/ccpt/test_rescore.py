@@ -265,6 +265,30 @@ def test_calibration_with_the_local_judge(capsys) -> None:
     assert all(cell == "n/a" or -1.0 <= float(cell) <= 1.0 for cell in cells[2:])
 
 
+def test_throughput_curve_compares_the_judge_loop_with_asyncios_and_bare_aiohttp() -> None:
+    """``--curve-asyncio`` and ``--curve-bare``: each point again on asyncio's own event loop
+    and as a bare aiohttp loop, their ratios and CPU as figures `against.py` reads; the judge's
+    own loop is uvloop's (installed with the package)."""
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "judge_throughput.py"
+    options = ["--curve-only", "--curve-latencies", "0.01", "--curve-in-flight", "8",
+               "--point-seconds", "1", "--curve-asyncio", "--curve-bare"]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(script), *options], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "the judge's event loop: uvloop.Loop" in done.stdout
+    figures = dict(re.findall(r"^figure: (.+?) = (\S+) ", done.stdout, re.M))
+    point = "curve 10 ms, 8 in flight"
+    for name in ("", ", asyncio's loop", ", bare aiohttp"):
+        assert 0.0 < float(figures[point + name]) <= 1.05, name
+    for name in (", client CPU", ", asyncio's loop, client CPU", ", bare aiohttp, client CPU"):
+        assert float(figures[point + name]) > 0, name
+    judge_over_asyncio = float(figures[point]) / float(figures[point + ", asyncio's loop"])
+    assert float(figures[point + ", judge's loop / asyncio's"]) == pytest.approx(
+        judge_over_asyncio, rel=1e-3
+    )
+
+
 def test_throughput_benchmark_runs(tmp_path: Path) -> None:
     script = Path(__file__).resolve().parents[2] / "benchmarks" / "judge_throughput.py"
     done = subprocess.run([sys.executable, str(script), "--items", "150", "--latency", "0.01",

@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import shutil
-import tempfile
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -32,7 +31,7 @@ from typing import Any
 
 import conceptcomb
 from conceptcomb.cggc.metrics import SPICE_ENV
-from conceptcomb.common.datafiles import DATA_DIR_ENV, cache_root
+from conceptcomb.common.datafiles import DATA_DIR_ENV, cache_root, write_cached_json
 from conceptcomb.leaderboard.bundles.bundle import content_sha256
 from conceptcomb.leaderboard.bundles.safe_json import Refused
 from conceptcomb.leaderboard.checks.validate import (
@@ -159,16 +158,4 @@ def _write(key: str, check: BundleCheck, content: str) -> None:
             for task in check.tasks
         ],
     }
-    folder = verdicts_dir()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    except OSError:
-        return
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            json.dump(record, file)
-        os.replace(temporary, folder / f"{key}.json")
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+    write_cached_json(verdicts_dir() / f"{key}.json", record)  # whole or not at all
