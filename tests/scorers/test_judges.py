@@ -221,8 +221,8 @@ def test_running_inside_an_event_loop() -> None:
 
 
 def test_the_judge_runs_on_uvloop_and_on_asyncio_without_it(monkeypatch) -> None:
-    """The rating loop runs on uvloop's event loop where it is installed (a dependency but on
-    Windows), called from sync code or under a running loop, with the same ratings as on
+    """The rating loop runs on uvloop's event loop where installed (a dependency everywhere
+    but Windows), called from sync code or under a running loop, with the same ratings as on
     asyncio's, which it falls back to where uvloop cannot be imported."""
     import sys
 

@@ -337,7 +337,7 @@ def quiet_collector() -> Iterator[None]:
 
 
 def new_judge_loop() -> asyncio.AbstractEventLoop:
-    """uvloop's event loop where it is installed (a dependency, but on Windows), else asyncio's.
+    """uvloop's event loop where installed (a dependency everywhere but Windows), else asyncio's.
 
     At hundreds of judge requests in flight the one loop that sends them all is CPU-bound
     (aiohttp's work and the loop's own; ours is a sixth), and uvloop's costs 10-20% less CPU
